@@ -1,0 +1,36 @@
+"""wavetile's kernel language: `import dsl as tl` gives the names of `triton.language`."""
+
+from dsl import extra, libdevice, math  # noqa: F401
+from dsl.core import constexpr, tensor
+from dsl.dtypes import (
+    bfloat16,
+    dtype,
+    float8e4nv,
+    float8e5,
+    float16,
+    float32,
+    float64,
+    int1,
+    int8,
+    int16,
+    int32,
+    int64,
+    pointer_type,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from dsl.errors import CompilationError, CompileTimeAssertionFailure
+from dsl.language import *  # noqa: F401,F403
+from dsl.language import range, static_range  # noqa: F401
+from dsl.pointers import advance, make_block_ptr, make_tensor_descriptor, tensor_descriptor  # noqa: F401
+from dsl.random import pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x  # noqa: F401
+
+float8e4m3fn = float8e4nv
+float8e5m2 = float8e5
+TRITON_MAX_TENSOR_NUMEL = 1 << 20
+
+__all__ = ["constexpr", "tensor", "dtype", "pointer_type", "CompilationError", "CompileTimeAssertionFailure",
+           "bfloat16", "float8e4nv", "float8e5", "float16", "float32", "float64", "int1", "int8", "int16",
+           "int32", "int64", "uint8", "uint16", "uint32", "uint64"]

@@ -1,0 +1,681 @@
+"""The Python-ast frontend: walks a @jit function's syntax tree and emits typed tile IR.
+
+Compile-time values (constexpr parameters, Python literals, dtypes, modules) are ordinary Python
+objects that fold as the walk goes; tensors are IR values. Control flow on compile-time
+conditions folds away; on run-time scalars it becomes scf.if / scf.for / scf.while, whose carried
+values are the names the body assigns. Nested @jit calls are inlined. Every error is re-raised as a
+CompilationError pointing at the user's line.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import ModuleType
+
+from dsl import dtypes as T
+from dsl import language
+from dsl.core import constexpr, tensor, unwrap
+from dsl.errors import CompilationError, UnsupportedLanguageConstruct
+from dsl.ir.builder import Builder
+from dsl.ir.core import Block, Function, Loc, TileType
+from dsl.semantic import Semantic
+
+
+@dataclass
+class ParsedSource:
+    """A jit function's source, parsed once: the def node and where it sits in its file."""
+
+    tree: ast.FunctionDef
+    lines: list[str]
+    first_line: int  # file line of the source's first line
+    file: str
+    name: str
+
+    @staticmethod
+    def of(fn) -> ParsedSource:
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as e:
+            raise CompilationError(f"cannot read the source of {fn.__name__}: @jit functions must be "
+                                   f"defined in a Python file ({e})") from None
+        module = ast.parse(textwrap.dedent("".join(lines)))
+        tree = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        indent = len(lines[0]) - len(lines[0].lstrip())
+        ast.increment_lineno(tree, first - 1)
+        for node in ast.walk(tree):
+            if hasattr(node, "col_offset"):
+                node.col_offset += indent
+        return ParsedSource(tree, [line.rstrip("\n") for line in lines], first,
+                            inspect.getsourcefile(fn) or "<unknown>", fn.__name__)
+
+
+class _Return(Exception):
+    """Internal: a `return` was executed at compile time (straight-line code)."""
+
+
+_UNSET = object()
+
+
+def is_constexpr_annotation(annotation) -> bool:
+    if annotation is inspect.Parameter.empty:
+        return False
+    if annotation is constexpr or isinstance(annotation, constexpr):
+        return True
+    return isinstance(annotation, str) and annotation.split(".")[-1] == "constexpr"
+
+
+def compile_kernel(jit_fn, signature: dict[str, TileType | object]) -> Function:
+    """Build the IR of a kernel. `signature` maps each parameter to a TileType (runtime) or a constexpr value."""
+    runtime = [(name, t) for name, t in signature.items() if isinstance(t, TileType)]
+    body = Block()
+    args = {name: tensor(body.add_arg(t, name)) for name, t in runtime}
+    builder = Builder(body)
+    source = jit_fn.parsed
+    func = Function(source.name, [name for name, _ in runtime], body, source.file)
+    compiler = FunctionCompiler(jit_fn, builder)
+    scope = {name: (args[name] if isinstance(t, TileType) else t) for name, t in signature.items()}
+    compiler.run(scope)
+    return func
+
+
+class FunctionCompiler(ast.NodeVisitor):
+    """Compiles the body of one jit function into the builder's current block (kernels and inlined callees)."""
+
+    def __init__(self, jit_fn, builder: Builder, semantic: Semantic | None = None, kernel_name: str | None = None):
+        self.jit_fn = jit_fn
+        self.src: ParsedSource = jit_fn.parsed
+        self.builder = builder
+        self.semantic = semantic or Semantic(builder, call_jit=self.call_jit)
+        self.kernel_name = kernel_name or self.src.name
+        self.globals = jit_fn.fn.__globals__
+        closure = inspect.getclosurevars(jit_fn.fn).nonlocals if jit_fn.fn.__closure__ else {}
+        self.closure = closure
+        self.scope: dict[str, object] = {}
+
+    # -- entry points
+    def run(self, scope: dict[str, object]):
+        """Compile the body with `scope` bound to the parameters; returns the returned value."""
+        token = self.semantic.activate()
+        try:
+            self.scope = dict(scope)
+            return self.visit_body(self.src.tree.body)
+        finally:
+            self.semantic.deactivate(token)
+
+    def call_jit(self, jit_fn, args: Sequence, kwargs: dict | None = None):
+        """Inline a @jit function call; returns its value (tuples allowed)."""
+        sig = inspect.signature(jit_fn.fn)
+        try:
+            bound = sig.bind(*args, **(kwargs or {}))
+        except TypeError as e:
+            raise TypeError(f"bad arguments for {jit_fn.fn.__name__}: {e}") from None
+        bound.apply_defaults()
+        scope = {}
+        for name, value in bound.arguments.items():
+            param = sig.parameters[name]
+            if is_constexpr_annotation(param.annotation) and isinstance(value, tensor):
+                raise TypeError(f"argument {name!r} of {jit_fn.fn.__name__} is a tl.constexpr; "
+                                "it cannot take a tensor")
+            scope[name] = unwrap(value)
+        callee = FunctionCompiler(jit_fn, self.builder, self.semantic, self.kernel_name)
+        saved = self.builder.loc
+        try:
+            callee.scope = scope
+            return callee.visit_body(callee.src.tree.body)
+        finally:
+            self.builder.loc = saved
+
+    # -- errors
+    def error(self, node: ast.AST, reason: str, cls=CompilationError) -> CompilationError:
+        line = getattr(node, "lineno", self.src.first_line)
+        return cls(reason, file=self.src.file, line=line, col=getattr(node, "col_offset", 0),
+                   source_lines=self.src.lines, first_line=self.src.first_line, kernel=self.kernel_name)
+
+    def visit(self, node: ast.AST):
+        if hasattr(node, "lineno"):
+            self.builder.loc = Loc(node.lineno, node.col_offset)
+        try:
+            return super().visit(node)
+        except (CompilationError, _Return):
+            raise
+        except RecursionError:
+            raise self.error(node, "the kernel is nested too deeply to compile") from None
+        except Exception as e:  # every other failure becomes a located compile error
+            reason = str(e) or type(e).__name__
+            if isinstance(e, NameError | AttributeError | TypeError | ValueError | IndexError | KeyError):
+                reason = f"{type(e).__name__}: {reason}" if not str(e).startswith(type(e).__name__) else reason
+            raise self.error(node, reason) from None
+
+    def generic_visit(self, node: ast.AST):
+        raise self.error(node, f"unsupported syntax in a kernel: {type(node).__name__}",
+                         UnsupportedLanguageConstruct)
+
+    # -- statements
+    def visit_body(self, stmts: Sequence[ast.stmt]):
+        """Run statements in order; returns the function's return value (None if it falls off the end)."""
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, ast.Return):
+                return self.visit_return(stmt)
+            if isinstance(stmt, ast.If) and _contains_return(stmt):
+                return self.visit_if_returning(stmt, stmts[i + 1:])
+            self.visit(stmt)
+        return None
+
+    def visit_return(self, node: ast.Return):
+        self.builder.loc = Loc(node.lineno, node.col_offset)
+        return None if node.value is None else self.visit(node.value)
+
+    def visit_Pass(self, node):
+        return None
+
+    def visit_Expr(self, node):
+        self.visit(node.value)
+
+    def visit_Assign(self, node: ast.Assign):
+        if len(node.targets) != 1:
+            raise self.error(node, "only one target per assignment is supported (a = b = c is not)")
+        self.assign(node.targets[0], self.visit(node.value))
+
+    def visit_AnnAssign(self, node: ast.AnnAssign):
+        if node.value is None:
+            return
+        value = self.visit(node.value)
+        annotation = self.visit(node.annotation)
+        if annotation is constexpr and isinstance(value, tensor):
+            raise self.error(node, f"{ast.unparse(node.target)} is annotated tl.constexpr but its value "
+                                   "is only known at run time")
+        if isinstance(annotation, T.dtype) and not isinstance(annotation, type):
+            value = self.semantic.cast(value, annotation)
+        self.assign(node.target, value)
+
+    def visit_AugAssign(self, node: ast.AugAssign):
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node, "augmented assignment to an attribute or item is not supported")
+        current = self.lookup(node.target.id, node.target)
+        self.assign(node.target, self.apply_binop(node.op, current, self.visit(node.value)))
+
+    def assign(self, target: ast.AST, value) -> None:
+        if isinstance(target, ast.Name):
+            self.scope[target.id] = unwrap(value) if isinstance(value, constexpr) else value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, tensor) or not isinstance(value, (tuple, list)):
+                raise self.error(target, f"cannot unpack {type(value).__name__} into {len(target.elts)} names")
+            if len(value) != len(target.elts):
+                raise self.error(target, f"cannot unpack {len(value)} values into {len(target.elts)} names")
+            for t, v in zip(target.elts, value):
+                self.assign(t, v)
+        else:
+            raise self.error(target, "only names and tuples can be assigned to in a kernel "
+                                     "(no item or attribute assignment)")
+
+    def visit_Assert(self, node: ast.Assert):
+        cond = self.visit(node.test)
+        msg = "" if node.msg is None else self.visit(node.msg)
+        msg = str(unwrap(msg)) if not isinstance(msg, tensor) else ""
+        if isinstance(cond, tensor):
+            language.device_assert(cond, msg or ast.unparse(node.test))
+        elif not cond:
+            raise self.error(node, f"assertion failed at compile time: {msg or ast.unparse(node.test)}")
+
+    def visit_If(self, node: ast.If):
+        cond = self.visit(node.test)
+        if not isinstance(cond, tensor):
+            self.visit_body(node.body if cond else node.orelse)
+            return
+        cond = self.condition(cond, node.test)
+        before = dict(self.scope)
+        then_block, then_scope, _ = self.branch(node.body, before)
+        else_block, else_scope, _ = self.branch(node.orelse, before)
+        names = [n for n in then_scope if n in else_scope and
+                 (then_scope[n] is not before.get(n, _UNSET) or else_scope[n] is not before.get(n, _UNSET))]
+        merged = self.merge_if(cond, then_block, then_scope, else_block, else_scope, names, node)
+        self.scope = {n: v for n, v in before.items()}
+        self.scope.update(merged)
+
+    def visit_if_returning(self, node: ast.If, rest: Sequence[ast.stmt]):
+        """An `if` with a `return` inside: the statements after it join the branches that don't return."""
+        then_body = list(node.body) if _always_returns(node.body) else list(node.body) + list(rest)
+        else_body = list(node.orelse) if _always_returns(node.orelse) else list(node.orelse) + list(rest)
+        cond = self.visit(node.test)
+        if not isinstance(cond, tensor):
+            return self.visit_body(then_body if cond else else_body)
+        cond = self.condition(cond, node.test)
+        before = dict(self.scope)
+        then_block, _, then_ret = self.branch(then_body, before)
+        else_block, _, else_ret = self.branch(else_body, before)
+        then_vals, else_vals = _as_tuple(then_ret), _as_tuple(else_ret)
+        if then_ret is None and else_ret is None:
+            self.finish_if(cond, then_block, [], else_block, [], node)
+            return None
+        if len(then_vals) != len(else_vals):
+            raise self.error(node, "the branches of this if return different numbers of values")
+        names = [f"#ret{i}" for i in range(len(then_vals))]
+        merged = self.merge_if(cond, then_block, dict(zip(names, then_vals)), else_block,
+                               dict(zip(names, else_vals)), names, node)
+        values = tuple(merged[n] for n in names)
+        return values if isinstance(then_ret, tuple) else values[0]
+
+    def condition(self, cond: tensor, node: ast.AST) -> tensor:
+        if cond.shape:
+            raise self.error(node, "the truth value of a block with more than one element is ambiguous; "
+                                   "an `if` needs a scalar condition (use tl.where for blocks)")
+        return self.semantic.truthy(cond)
+
+    def branch(self, stmts: Sequence[ast.stmt], before: dict) -> tuple[Block, dict, object]:
+        block = Block()
+        self.scope = dict(before)
+        with self.builder.at(block):
+            ret = self.visit_body(stmts)
+        return block, self.scope, ret
+
+    def merge_if(self, cond, then_block, then_scope, else_block, else_scope, names, node) -> dict:
+        """Values that differ between branches become results of scf.if."""
+        merged, result_names, then_vals, else_vals = {}, [], [], []
+        for n in names:
+            a, b = then_scope[n], else_scope[n]
+            if not isinstance(a, tensor) and not isinstance(b, tensor):
+                if a is b or (type(a) is type(b) and _same_constant(a, b)):
+                    merged[n] = a
+                    continue
+            a_t, b_t = self.unify(a, b, then_block, else_block, n, node)
+            result_names.append(n)
+            then_vals.append(a_t)
+            else_vals.append(b_t)
+        results = self.finish_if(cond, then_block, then_vals, else_block, else_vals, node)
+        merged.update(zip(result_names, results))
+        return merged
+
+    def unify(self, a, b, then_block, else_block, name, node) -> tuple[tensor, tensor]:
+        """Make both branch values tensors of one type; literals take the other side's dtype."""
+        with self.builder.at(then_block):
+            a_t = self.to_carried(a, b)
+        with self.builder.at(else_block):
+            b_t = self.to_carried(b, a_t)
+        with self.builder.at(then_block):
+            if a_t.type != b_t.type and not isinstance(a, tensor):
+                a_t = self.to_carried(a, b_t)
+        if a_t.type != b_t.type:
+            raise self.error(node, f"{name.lstrip('#')} is {a_t.type} in one branch and {b_t.type} in the other; "
+                                   "both branches must give it the same type")
+        return a_t, b_t
+
+    def to_carried(self, value, like) -> tensor:
+        if isinstance(value, tensor):
+            return value
+        if isinstance(value, (tuple, list)) or value is None or not isinstance(value, (int, float, bool)):
+            raise TypeError(f"a value of type {type(value).__name__} cannot change inside run-time control flow")
+        t = self.semantic.to_tensor(value)
+        if isinstance(like, tensor) and like.shape == () and like.dtype != t.dtype:
+            t = self.semantic.cast(t, like.dtype)
+        elif isinstance(like, tensor) and like.shape:
+            t = self.semantic.full(like.shape, value, like.dtype)
+        return t
+
+    def finish_if(self, cond, then_block, then_vals, else_block, else_vals, node) -> list[tensor]:
+        for block, vals in ((then_block, then_vals), (else_block, else_vals)):
+            with self.builder.at(block):
+                self.builder.create("scf.yield", [v.handle for v in vals], [])
+        self.builder.loc = Loc(node.lineno, node.col_offset)
+        op = self.builder.create("scf.if", [cond.handle], [v.type for v in then_vals], {}, [then_block, else_block])
+        return [tensor(r) for r in op.results]
+
+    def visit_For(self, node: ast.For):
+        if node.orelse:
+            raise self.error(node, "for ... else is not supported in a kernel", UnsupportedLanguageConstruct)
+        if _contains_return(node):
+            raise self.error(node, "a kernel cannot `return` inside a loop", UnsupportedLanguageConstruct)
+        iterator = self.visit(node.iter)
+        if isinstance(iterator, language.static_range):
+            bounds = [unwrap(iterator.start), unwrap(iterator.end), unwrap(iterator.step)]
+            if any(isinstance(b, tensor) for b in bounds):
+                raise self.error(node.iter, "tl.static_range needs compile-time (constexpr) bounds")
+            for i in builtins.range(*bounds):
+                self.assign(node.target, i)
+                self.visit_body(node.body)
+            return
+        if isinstance(iterator, (tuple, list)):
+            for item in iterator:
+                self.assign(node.target, item)
+                self.visit_body(node.body)
+            return
+        if not isinstance(iterator, language.range):
+            raise self.error(node.iter, "a kernel loop iterates over range(...), tl.range(...) or "
+                                        "tl.static_range(...)")
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node.target, "the loop variable must be a single name")
+        self.runtime_for(node, iterator)
+
+    def runtime_for(self, node: ast.For, it) -> None:
+        s = self.semantic
+        bounds = [s.to_tensor(b) for b in (it.start, it.end, it.step)]
+        for b, what in zip(bounds, ("start", "end", "step")):
+            if b.shape or not b.dtype.is_int():
+                raise self.error(node.iter, f"the loop {what} must be an integer scalar, got {b.type}")
+        if not isinstance(unwrap(it.step), tensor) and unwrap(it.step) == 0:
+            raise self.error(node.iter, "range() step must not be zero")
+        iv_type = T.int64 if any(b.dtype.primitive_bitwidth == 64 for b in bounds) else T.int32
+        bounds = [s.cast(b, iv_type) for b in bounds]
+        carried = [n for n in _assigned_names(node.body) if n in self.scope and n != node.target.id]
+        inits = [self.to_carried(self.scope[n], self.scope[n]) for n in carried]
+        body = Block([TileType(iv_type)] + [v.type for v in inits])
+        before = dict(self.scope)
+        self.scope.update({n: tensor(a) for n, a in zip(carried, body.args[1:])})
+        self.scope[node.target.id] = tensor(body.args[0])
+        with self.builder.at(body):
+            self.visit_body(node.body)
+            yields = self.carried_values(carried, inits, node)
+            self.builder.create("scf.yield", [v.handle for v in yields], [])
+        self.builder.loc = Loc(node.lineno, node.col_offset)
+        op = self.builder.create("scf.for", [b.handle for b in bounds] + [v.handle for v in inits],
+                                 [v.type for v in inits], {}, [body])
+        self.scope = before
+        self.scope.update({n: tensor(r) for n, r in zip(carried, op.results)})
+
+    def carried_values(self, names, inits, node) -> list[tensor]:
+        out = []
+        for n, init in zip(names, inits):
+            v = self.scope.get(n, _UNSET)
+            if v is _UNSET:
+                raise self.error(node, f"{n} is no longer defined at the end of the loop body")
+            v = self.to_carried(v, init) if not isinstance(v, tensor) else v
+            if v.type != init.type:
+                raise self.error(node, f"loop-carried variable {n} has type {init.type} before the loop but "
+                                       f"{v.type} at the end of an iteration; it must keep one type")
+            out.append(v)
+        return out
+
+    def visit_While(self, node: ast.While):
+        if node.orelse:
+            raise self.error(node, "while ... else is not supported in a kernel", UnsupportedLanguageConstruct)
+        if _contains_return(node):
+            raise self.error(node, "a kernel cannot `return` inside a loop", UnsupportedLanguageConstruct)
+        carried = [n for n in _assigned_names(node.body) if n in self.scope]
+        inits = [self.to_carried(self.scope[n], self.scope[n]) for n in carried]
+        before_block = Block([v.type for v in inits])
+        after_block = Block([v.type for v in inits])
+        outer = dict(self.scope)
+        self.scope.update({n: tensor(a) for n, a in zip(carried, before_block.args)})
+        with self.builder.at(before_block):
+            cond = self.visit(node.test)
+            if not isinstance(cond, tensor):
+                cond = self.semantic.to_tensor(bool(cond))
+            cond = self.condition(cond, node.test)
+            self.builder.create("scf.condition", [cond.handle] + [a for a in before_block.args], [])
+        self.scope = dict(outer)
+        self.scope.update({n: tensor(a) for n, a in zip(carried, after_block.args)})
+        with self.builder.at(after_block):
+            self.visit_body(node.body)
+            yields = self.carried_values(carried, inits, node)
+            self.builder.create("scf.yield", [v.handle for v in yields], [])
+        self.builder.loc = Loc(node.lineno, node.col_offset)
+        op = self.builder.create("scf.while", [v.handle for v in inits], [v.type for v in inits], {},
+                                 [before_block, after_block])
+        self.scope = outer
+        self.scope.update({n: tensor(r) for n, r in zip(carried, op.results)})
+
+    def visit_Break(self, node):
+        raise self.error(node, "break is not supported in a kernel loop; use a while loop with a flag",
+                         UnsupportedLanguageConstruct)
+
+    def visit_Continue(self, node):
+        raise self.error(node, "continue is not supported in a kernel loop; guard the body with an if",
+                         UnsupportedLanguageConstruct)
+
+    # -- expressions
+    def visit_Constant(self, node: ast.Constant):
+        return node.value
+
+    def visit_Name(self, node: ast.Name):
+        return self.lookup(node.id, node)
+
+    def lookup(self, name: str, node: ast.AST):
+        if name in self.scope:
+            return self.scope[name]
+        if name in self.closure:
+            return self.check_global(name, self.closure[name], node)
+        if name in self.globals:
+            return self.check_global(name, self.globals[name], node)
+        if name in _BUILTINS:
+            return _BUILTINS[name]
+        raise NameError(f"{name!r} is not defined")
+
+    def check_global(self, name: str, value, node: ast.AST):
+        if isinstance(value, constexpr):
+            return value.value
+        if isinstance(value, (ModuleType, type, T.dtype)) or callable(value) or value is None:
+            return value
+        raise NameError(f"cannot read global {name!r} ({type(value).__name__}) from inside a kernel: kernels may "
+                        f"only use globals created as tl.constexpr (e.g. {name} = tl.constexpr({value!r}))")
+
+    def visit_Attribute(self, node: ast.Attribute):
+        base = self.visit(node.value)
+        try:
+            return unwrap(getattr(base, node.attr))
+        except AttributeError:
+            if isinstance(base, ModuleType):
+                raise AttributeError(f"module {base.__name__!r} has no attribute {node.attr!r}"
+                                     + (" (not a triton.language name wavetile knows)"
+                                        if base.__name__.startswith("dsl") else "")) from None
+            raise
+
+    def visit_Tuple(self, node: ast.Tuple):
+        return tuple(self.visit(e) for e in node.elts)
+
+    def visit_List(self, node: ast.List):
+        return [self.visit(e) for e in node.elts]
+
+    def visit_Slice(self, node: ast.Slice):
+        parts = [None if p is None else self.visit(p) for p in (node.lower, node.upper, node.step)]
+        return slice(*parts)
+
+    def visit_Subscript(self, node: ast.Subscript):
+        base = self.visit(node.value)
+        index = self.visit(node.slice)
+        if isinstance(base, tensor):
+            return self.semantic.subscript(base, index)
+        if isinstance(index, tensor):
+            raise TypeError("a tuple or list cannot be indexed with a run-time value")
+        return base[index]
+
+    def visit_BinOp(self, node: ast.BinOp):
+        return self.apply_binop(node.op, self.visit(node.left), self.visit(node.right))
+
+    def apply_binop(self, op: ast.operator, lhs, rhs):
+        fn = _BINOPS.get(type(op))
+        if fn is None:
+            raise TypeError(f"operator {type(op).__name__} is not supported in a kernel")
+        if isinstance(op, ast.MatMult):
+            return language.dot(lhs, rhs)
+        if not isinstance(lhs, tensor) and not isinstance(rhs, tensor):
+            return fn(lhs, rhs)  # compile-time arithmetic, Python semantics
+        return fn(lhs if isinstance(lhs, tensor) else lhs, rhs)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp):
+        value = self.visit(node.operand)
+        if isinstance(node.op, ast.Not):
+            return self.semantic.logical_not(value) if isinstance(value, tensor) else not value
+        if isinstance(node.op, ast.USub):
+            return -value
+        if isinstance(node.op, ast.UAdd):
+            return +value
+        return ~value
+
+    def visit_BoolOp(self, node: ast.BoolOp):
+        is_and = isinstance(node.op, ast.And)
+        result = self.visit(node.values[0])
+        for expr in node.values[1:]:
+            if not isinstance(result, tensor):
+                if bool(result) != is_and:  # short-circuit at compile time
+                    return result
+                result = self.visit(expr)
+                continue
+            rhs = self.visit(expr)
+            result = self.semantic.logical("and" if is_and else "or", result, rhs)
+        return result
+
+    def visit_Compare(self, node: ast.Compare):
+        if len(node.ops) != 1:
+            raise self.error(node, "chained comparisons (a < b < c) are not supported in a kernel",
+                             UnsupportedLanguageConstruct)
+        lhs, rhs = self.visit(node.left), self.visit(node.comparators[0])
+        op = node.ops[0]
+        if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            if isinstance(lhs, tensor) or isinstance(rhs, tensor):
+                if isinstance(op, (ast.Is, ast.IsNot)) and (lhs is None or rhs is None):
+                    return isinstance(op, ast.IsNot)
+                raise TypeError(f"`{type(op).__name__}` compares compile-time values only")
+            return _COMPARES[type(op)](lhs, rhs)
+        if not isinstance(lhs, tensor) and not isinstance(rhs, tensor):
+            return _COMPARES[type(op)](lhs, rhs)
+        pred = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}[type(op)]
+        return self.semantic.compare(pred, lhs, rhs)
+
+    def visit_IfExp(self, node: ast.IfExp):
+        cond = self.visit(node.test)
+        if not isinstance(cond, tensor):
+            return self.visit(node.body if cond else node.orelse)
+        return self.semantic.where(cond, self.visit(node.body), self.visit(node.orelse))
+
+    def visit_JoinedStr(self, node: ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            v = self.visit(value)
+            if isinstance(v, tensor):
+                raise TypeError("an f-string in a kernel can only format compile-time values")
+            parts.append(str(v))
+        return "".join(parts)
+
+    def visit_FormattedValue(self, node: ast.FormattedValue):
+        value = self.visit(node.value)
+        if isinstance(value, tensor):
+            return value
+        spec = "" if node.format_spec is None else self.visit(node.format_spec)
+        return format(value, spec)
+
+    def visit_Call(self, node: ast.Call):
+        fn = self.visit(node.func)
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                args.extend(self.visit(a.value))
+            else:
+                args.append(self.visit(a))
+        kwargs = {}
+        for k in node.keywords:
+            if k.arg is None:
+                kwargs.update(self.visit(k.value))
+            else:
+                kwargs[k.arg] = self.visit(k.value)
+        return self.call(fn, args, kwargs, node)
+
+    def call(self, fn, args, kwargs, node):
+        if getattr(fn, "is_wavetile_jit", False):
+            return self.call_jit(fn, args, kwargs)
+        if fn is builtins.print:
+            prefix = " ".join(str(a) for a in args if not isinstance(a, tensor))
+            return language.device_print(prefix, *[a for a in args if isinstance(a, tensor)])
+        if fn in (builtins.min, builtins.max) and any(isinstance(a, tensor) for a in args):
+            combine = language.minimum if fn is builtins.min else language.maximum
+            result = args[0]
+            for a in args[1:]:
+                result = combine(result, a)
+            return result
+        if fn is builtins.abs and args and isinstance(args[0], tensor):
+            return language.abs(args[0])
+        if _is_language_callable(fn) or isinstance(fn, type):
+            return fn(*args, **kwargs)
+        if any(isinstance(a, tensor) for a in (*args, *kwargs.values())):
+            name = getattr(fn, "__name__", repr(fn))
+            raise TypeError(f"{name} is not a @jit function or a triton.language builtin, so it cannot "
+                            "take tensors; decorate it with @jit")
+        return fn(*args, **kwargs)  # a compile-time (constexpr) function
+
+    def visit_Lambda(self, node):
+        raise self.error(node, "lambda is not supported in a kernel; define a @jit function",
+                         UnsupportedLanguageConstruct)
+
+    def visit_With(self, node):
+        raise self.error(node, "with is not supported in a kernel", UnsupportedLanguageConstruct)
+
+    def visit_FunctionDef(self, node):
+        raise self.error(node, "functions cannot be defined inside a kernel; define a @jit function at "
+                               "module level", UnsupportedLanguageConstruct)
+
+
+def _is_language_callable(fn) -> bool:
+    module = getattr(fn, "__module__", "") or ""
+    if module == "dsl" or module.startswith("dsl."):
+        return True
+    owner = getattr(fn, "__self__", None)
+    return isinstance(owner, tensor)
+
+
+def _same_constant(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _as_tuple(value) -> tuple:
+    if value is None:
+        return ()
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _contains_return(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Return) for n in ast.walk(node))
+
+
+def _always_returns(stmts: Sequence[ast.stmt]) -> bool:
+    for stmt in stmts:
+        if isinstance(stmt, ast.Return):
+            return True
+        if isinstance(stmt, ast.If) and _always_returns(stmt.body) and _always_returns(stmt.orelse):
+            return True
+    return False
+
+
+def _assigned_names(stmts: Sequence[ast.stmt]) -> list[str]:
+    """Names a loop body (re)binds, in first-assignment order."""
+    names: list[str] = []
+
+    def add_target(t):
+        if isinstance(t, ast.Name):
+            if t.id not in names:
+                names.append(t.id)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            for e in t.elts:
+                add_target(e)
+
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    add_target(t)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                add_target(node.target)
+            elif isinstance(node, ast.For):
+                add_target(node.target)
+    return names
+
+
+import operator as _op  # noqa: E402
+
+_BINOPS = {ast.Add: _op.add, ast.Sub: _op.sub, ast.Mult: _op.mul, ast.Div: _op.truediv,
+           ast.FloorDiv: _op.floordiv, ast.Mod: _op.mod, ast.Pow: _op.pow, ast.LShift: _op.lshift,
+           ast.RShift: _op.rshift, ast.BitAnd: _op.and_, ast.BitOr: _op.or_, ast.BitXor: _op.xor,
+           ast.MatMult: _op.matmul}
+_COMPARES = {ast.Lt: _op.lt, ast.LtE: _op.le, ast.Gt: _op.gt, ast.GtE: _op.ge, ast.Eq: _op.eq,
+             ast.NotEq: _op.ne, ast.Is: _op.is_, ast.IsNot: _op.is_not, ast.In: lambda a, b: a in b,
+             ast.NotIn: lambda a, b: a not in b}
+_BUILTINS = {name: getattr(builtins, name) for name in
+             ("range", "len", "min", "max", "abs", "int", "float", "bool", "str", "tuple", "list", "isinstance",
+              "getattr", "hasattr", "print", "enumerate", "zip", "reversed", "sum", "any", "all", "round",
+              "divmod", "pow", "type", "ValueError", "TypeError", "AssertionError", "None", "True", "False")}
+_BUILTINS["range"] = language.range

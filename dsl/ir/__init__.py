@@ -1,0 +1,9 @@
+"""The typed tile IR: data structures, the op table, builder, verifier, and the text form."""
+
+from dsl.ir.builder import Builder
+from dsl.ir.core import Block, Function, Loc, Operation, TileType, Value
+from dsl.ir.ops import OPS, OpInfo, VerifyError
+from dsl.ir.verifier import verify
+
+__all__ = ["Block", "Builder", "Function", "Loc", "OPS", "OpInfo", "Operation", "TileType", "Value",
+           "VerifyError", "verify"]

@@ -1,0 +1,303 @@
+"""The op table: every op of the tile IR, declared once.
+
+Each row says how many operands, results and regions the op has, which attributes it needs,
+whether it is pure and elementwise, which instruction class the simulator counts it as, and what
+it means. The verifier, printer, parser, passes, interpreter and LLVM lowering all look ops up here;
+adding an op is one row plus its lowerings.
+
+Semantics shared by all rows:
+- Operands of an elementwise op have the result's shape; the frontend inserts `tile.splat` and
+  `tile.broadcast` first. Scalars are shape ().
+- Integer arithmetic wraps (two's complement). `arith.div` / `arith.rem` on integers truncate toward
+  zero like C (Triton's `//` and `%` on tensors); x / 0 gives -1 (all ones) and x % 0 gives x, and
+  INT_MIN / -1 gives INT_MIN, so no input traps. Shifts by >= the bit width give 0 (`arith.shr` on a
+  signed type gives the sign fill), as the GPU does.
+- Float ops on fp16 / bf16 / fp8 compute in fp32 and round the result to the element type
+  (round to nearest even), which equals the GPU's correctly rounded narrow arithmetic.
+- Comparisons give int1; float comparisons are ordered except `ne`, which is unordered (true on NaN).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dsl.ir.core import Operation
+
+
+class VerifyError(Exception):
+    """The IR breaks a rule of the op table (a compiler bug, or hand-written IR that is wrong)."""
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    name: str
+    operands: int  # -1 = variadic
+    results: int  # -1 = variadic
+    regions: int = 0
+    attrs: tuple[str, ...] = ()  # required attributes
+    cls: str = "misc"  # instruction class for counters: fp, int, sfu, cvt, cmp, mem, atomic, tensor, shape, control, misc
+    pure: bool = True
+    elementwise: bool = False
+    terminator: bool = False
+    verify: Callable[[Operation], None] | None = None
+    doc: str = ""
+
+
+def _same_shapes(op: Operation) -> None:
+    shapes = {v.type.shape for v in op.operands} | {v.type.shape for v in op.results}
+    if len(shapes) > 1:
+        raise VerifyError(f"{op.name}: operands and results must share one shape, got {sorted(shapes)}")
+
+
+def _same_types(op: Operation) -> None:
+    _same_shapes(op)
+    types = {v.type.dtype for v in op.operands} | {v.type.dtype for v in op.results}
+    if len(types) > 1:
+        raise VerifyError(f"{op.name}: operands and result must share one element type, got {sorted(map(str, types))}")
+
+
+def _check_cmp(op: Operation) -> None:
+    _same_shapes(op)
+    if op.operands[0].type.dtype != op.operands[1].type.dtype:
+        raise VerifyError("arith.cmp: operands must share one element type")
+    if not op.result.type.dtype.is_bool():
+        raise VerifyError("arith.cmp: result must be int1")
+    if op.attrs["predicate"] not in ("eq", "ne", "lt", "le", "gt", "ge"):
+        raise VerifyError(f"arith.cmp: unknown predicate {op.attrs['predicate']!r}")
+
+
+def _check_select(op: Operation) -> None:
+    _same_shapes(op)
+    cond, a, b = op.operands
+    if not cond.type.dtype.is_bool() or a.type.dtype != b.type.dtype or a.type.dtype != op.result.type.dtype:
+        raise VerifyError("arith.select: (int1, T, T) -> T")
+
+
+def _check_addptr(op: Operation) -> None:
+    _same_shapes(op)
+    ptr, offset = op.operands
+    if not ptr.type.dtype.is_ptr() or not offset.type.dtype.is_int() or op.result.type.dtype != ptr.type.dtype:
+        raise VerifyError("tile.addptr: (ptr<T>, integer) -> ptr<T>")
+
+
+def _check_bitcast(op: Operation) -> None:
+    _same_shapes(op)
+    if op.operands[0].type.dtype.primitive_bitwidth != op.result.type.dtype.primitive_bitwidth:
+        raise VerifyError("arith.bitcast: source and result widths differ")
+
+
+def _check_splat(op: Operation) -> None:
+    if not op.operands[0].type.is_scalar or op.operands[0].type.dtype != op.result.type.dtype:
+        raise VerifyError("tile.splat: takes a scalar of the result's element type")
+
+
+def _check_broadcast(op: Operation) -> None:
+    src, dst = op.operands[0].type, op.result.type
+    if src.rank != dst.rank or any(s not in (1, d) for s, d in zip(src.shape, dst.shape)):
+        raise VerifyError(f"tile.broadcast: cannot broadcast {src} to {dst}")
+
+
+def _check_expand_dims(op: Operation) -> None:
+    src, dst, axis = op.operands[0].type, op.result.type, op.attrs["axis"]
+    if dst.shape != src.shape[:axis] + (1,) + src.shape[axis:]:
+        raise VerifyError(f"tile.expand_dims: {src} with axis {axis} does not give {dst}")
+
+
+def _check_reshape(op: Operation) -> None:
+    if op.operands[0].type.numel != op.result.type.numel:
+        raise VerifyError("tile.reshape: element counts differ")
+
+
+def _check_permute(op: Operation) -> None:
+    src, order = op.operands[0].type, tuple(op.attrs["order"])
+    if sorted(order) != list(range(src.rank)) or op.result.type.shape != tuple(src.shape[i] for i in order):
+        raise VerifyError(f"tile.permute: bad order {order} for {src}")
+
+
+def _check_dot(op: Operation) -> None:
+    a, b, acc = (v.type for v in op.operands)
+    if a.rank not in (2, 3) or a.rank != b.rank or acc.shape != a.shape[:-1] + b.shape[-1:] \
+            or a.shape[-1] != b.shape[-2] or (a.rank == 3 and a.shape[0] != b.shape[0]):
+        raise VerifyError(f"tile.dot: shapes {a}, {b}, {acc} do not form a matrix product")
+    if op.result.type != acc:
+        raise VerifyError("tile.dot: result type must equal the accumulator's")
+
+
+def _check_load(op: Operation) -> None:
+    _same_shapes(op)
+    ptr, mask, other = op.operands
+    if not ptr.type.dtype.is_ptr() or not mask.type.dtype.is_bool() \
+            or other.type.dtype != ptr.type.dtype.element_ty or op.result.type.dtype != other.type.dtype:
+        raise VerifyError("tile.load: (ptr<T>, int1, T) -> T")
+
+
+def _check_store(op: Operation) -> None:
+    _same_shapes(op)
+    ptr, value, mask = op.operands
+    if not ptr.type.dtype.is_ptr() or value.type.dtype != ptr.type.dtype.element_ty or not mask.type.dtype.is_bool():
+        raise VerifyError("tile.store: (ptr<T>, T, int1)")
+
+
+def _check_atomic(op: Operation) -> None:
+    _same_shapes(op)
+    ptr, value = op.operands[:2]
+    if not ptr.type.dtype.is_ptr() or value.type.dtype != ptr.type.dtype.element_ty:
+        raise VerifyError(f"{op.name}: value type must be the pointee type")
+
+
+def _check_reduce(op: Operation) -> None:
+    axis = op.attrs["axis"]
+    for src, res in zip(op.operands, op.results):
+        if res.type.shape != src.type.shape[:axis] + src.type.shape[axis + 1:]:
+            raise VerifyError(f"tile.reduce: result shape must drop axis {axis} of {src.type}")
+    if len(op.regions[0].args) != 2 * len(op.operands):
+        raise VerifyError("tile.reduce: the combine region takes (lhs..., rhs...)")
+
+
+def _check_scan(op: Operation) -> None:
+    for src, res in zip(op.operands, op.results):
+        if res.type != src.type:
+            raise VerifyError("tile.scan: results have the operands' types")
+    if len(op.regions[0].args) != 2 * len(op.operands):
+        raise VerifyError("tile.scan: the combine region takes (lhs..., rhs...)")
+
+
+def _check_for(op: Operation) -> None:
+    lb, ub, step, *inits = op.operands
+    body = op.regions[0]
+    if not all(v.type.is_scalar and v.type.dtype.is_int() for v in (lb, ub, step)):
+        raise VerifyError("scf.for: bounds and step are integer scalars")
+    if [a.type for a in body.args] != [lb.type] + [v.type for v in inits]:
+        raise VerifyError("scf.for: body arguments are (induction variable, carried values...)")
+    _check_yield(body, [r.type for r in op.results], "scf.for")
+
+
+def _check_if(op: Operation) -> None:
+    if not (op.operands[0].type.is_scalar and op.operands[0].type.dtype.is_bool()):
+        raise VerifyError("scf.if: the condition is an int1 scalar")
+    for region in op.regions:
+        _check_yield(region, [r.type for r in op.results], "scf.if")
+
+
+def _check_while(op: Operation) -> None:
+    before, after = op.regions
+    cond = before.terminator
+    if cond is None or cond.name != "scf.condition":
+        raise VerifyError("scf.while: the before region ends in scf.condition")
+    if [v.type for v in cond.operands[1:]] != [r.type for r in op.results] or \
+            [a.type for a in after.args] != [r.type for r in op.results]:
+        raise VerifyError("scf.while: scf.condition forwards the results' types to the after region")
+    _check_yield(after, [a.type for a in before.args], "scf.while")
+
+
+def _check_yield(block, types, owner: str) -> None:
+    term = block.terminator
+    if term is None or term.name != "scf.yield":
+        raise VerifyError(f"{owner}: region must end in scf.yield")
+    if [v.type for v in term.operands] != types:
+        raise VerifyError(f"{owner}: scf.yield types {[str(v.type) for v in term.operands]} != {[str(t) for t in types]}")
+
+
+def _row(name, operands, results, **kw) -> OpInfo:
+    return OpInfo(name, operands, results, **kw)
+
+
+_ROWS: list[OpInfo] = [
+    # -- values and indices
+    _row("arith.constant", 0, 1, attrs=("value",), cls="misc", doc="A scalar, or a tile with every element equal to `value`."),
+    _row("tile.arange", 0, 1, attrs=("start", "end"), cls="int", doc="int32 [start, end)."),
+    _row("tile.program_id", 0, 1, attrs=("axis",), cls="misc", doc="This program's index on grid axis 0, 1 or 2 (int32)."),
+    _row("tile.num_programs", 0, 1, attrs=("axis",), cls="misc", doc="The grid's size on an axis (int32)."),
+    # -- elementwise arithmetic
+    _row("arith.add", 2, 1, cls="fp", elementwise=True, verify=_same_types),
+    _row("arith.sub", 2, 1, cls="fp", elementwise=True, verify=_same_types),
+    _row("arith.mul", 2, 1, cls="fp", elementwise=True, verify=_same_types),
+    _row("arith.div", 2, 1, cls="fp", elementwise=True, verify=_same_types,
+         doc="Float: IEEE division, correctly rounded. Integer: truncating (C)."),
+    _row("arith.rem", 2, 1, cls="fp", elementwise=True, verify=_same_types,
+         doc="Float: C fmod (sign of the dividend). Integer: C remainder."),
+    _row("arith.min", 2, 1, attrs=("propagate_nan",), cls="fp", elementwise=True, verify=_same_types,
+         doc="Float: if propagate_nan, NaN when either is NaN; else the non-NaN operand (minNum)."),
+    _row("arith.max", 2, 1, attrs=("propagate_nan",), cls="fp", elementwise=True, verify=_same_types),
+    _row("arith.and", 2, 1, cls="int", elementwise=True, verify=_same_types),
+    _row("arith.or", 2, 1, cls="int", elementwise=True, verify=_same_types),
+    _row("arith.xor", 2, 1, cls="int", elementwise=True, verify=_same_types),
+    _row("arith.shl", 2, 1, cls="int", elementwise=True, verify=_same_types),
+    _row("arith.shr", 2, 1, cls="int", elementwise=True, verify=_same_types,
+         doc="Arithmetic shift for signed element types, logical for unsigned."),
+    _row("arith.umulhi", 2, 1, cls="int", elementwise=True, verify=_same_types,
+         doc="High half of the full-width product (as unsigned for uint types, signed otherwise)."),
+    _row("arith.neg", 1, 1, cls="fp", elementwise=True, verify=_same_types),
+    _row("arith.not", 1, 1, cls="int", elementwise=True, verify=_same_types, doc="Bitwise complement."),
+    _row("arith.fma", 3, 1, cls="fp", elementwise=True, verify=_same_types, doc="a*b+c with one rounding."),
+    _row("arith.cmp", 2, 1, attrs=("predicate",), cls="cmp", elementwise=True, verify=_check_cmp),
+    _row("arith.select", 3, 1, cls="cmp", elementwise=True, verify=_check_select),
+    _row("arith.cast", 1, 1, attrs=("rounding",), cls="cvt", elementwise=True, verify=_same_shapes,
+         doc="Value conversion. int->int: truncate or extend by the source's signedness; float->float: "
+             "round per `rounding` ('rtne' or 'rtz'), narrowing to fp8 saturates to the largest finite; "
+             "float->int: toward zero, saturating, NaN->0; int->float: nearest even; to int1: x != 0; "
+             "ptr<->int64 and ptr->ptr: the address unchanged."),
+    _row("arith.bitcast", 1, 1, cls="cvt", elementwise=True, verify=_check_bitcast, doc="Reinterpret the bits."),
+    _row("tile.addptr", 2, 1, cls="int", elementwise=True, verify=_check_addptr,
+         doc="ptr + offset * sizeof(element): the offset counts elements, as in Triton."),
+] + [
+    _row(f"math.{fn}", 1, 1, cls=cls, elementwise=True, verify=_same_types)
+    for fn, cls in [("exp", "sfu"), ("exp2", "sfu"), ("log", "sfu"), ("log2", "sfu"), ("sin", "sfu"),
+                    ("cos", "sfu"), ("tanh", "sfu"), ("sqrt", "sfu"), ("rsqrt", "sfu"), ("erf", "sfu"),
+                    ("floor", "fp"), ("ceil", "fp"), ("trunc", "fp"), ("rint", "fp"), ("abs", "fp")]
+] + [
+    _row("math.pow", 2, 1, cls="sfu", elementwise=True, verify=_same_types),
+    # -- shapes (pure index remaps; no data movement on their own)
+    _row("tile.splat", 1, 1, cls="shape", verify=_check_splat, doc="Every element is the scalar operand."),
+    _row("tile.broadcast", 1, 1, cls="shape", verify=_check_broadcast, doc="Dims of size 1 repeat; ranks equal."),
+    _row("tile.expand_dims", 1, 1, attrs=("axis",), cls="shape", verify=_check_expand_dims),
+    _row("tile.reshape", 1, 1, cls="shape", verify=_check_reshape, doc="Same elements in row-major order."),
+    _row("tile.permute", 1, 1, attrs=("order",), cls="shape", verify=_check_permute,
+         doc="result.shape[i] = src.shape[order[i]]."),
+    _row("tile.join", 2, 1, cls="shape", doc="Stack two equal tiles along a new minor dim of size 2."),
+    _row("tile.split", 1, 2, cls="shape", doc="Inverse of join: the last dim (size 2) split in two tiles."),
+    _row("tile.cat", 2, 1, cls="shape", doc="Concatenate along dim 0."),
+    _row("tile.flip", 1, 1, attrs=("axis",), cls="shape", verify=_same_types),
+    _row("tile.gather", 2, 1, attrs=("axis",), cls="shape",
+         doc="result[i..] = src[i.. with index[i..] on `axis`]; index has the result's shape."),
+    # -- reductions and scans: the region combines (lhs..., rhs...) into (out...)
+    _row("tile.reduce", -1, -1, regions=1, attrs=("axis",), cls="fp", verify=_check_reduce,
+         doc="Pairwise tree along `axis`: while n > 1, x[i] = combine(x[i], x[i + n/2]) for i < n/2. "
+             "This fixed order is what the interpreter and the compiled code both follow."),
+    _row("tile.scan", -1, -1, regions=1, attrs=("axis", "reverse"), cls="fp", verify=_check_scan,
+         doc="Inclusive scan along `axis`, sequential in index order (reverse: from the end)."),
+    _row("tile.sort", 1, 1, attrs=("descending",), cls="int", verify=_same_types, doc="Sort along the last dim."),
+    _row("tile.histogram", 2, 1, attrs=("num_bins",), cls="int",
+         doc="(x, mask) -> int32[num_bins]: counts of x == b for masked-in elements; out-of-range x ignored."),
+    # -- tensor cores
+    _row("tile.dot", 3, 1, attrs=("input_precision",), cls="tensor", verify=_check_dot,
+         doc="acc + a @ b (2-D, or batched 3-D). fp32 operands: 'tf32' keeps the top 10 mantissa bits of "
+             "each operand (the tensor cores ignore the low 13), 'ieee' and 'tf32x3' are exact fp32 "
+             "products; sums are accumulated in the accumulator's type in k order."),
+    # -- global memory
+    _row("tile.load", 3, 1, attrs=("cache", "eviction", "volatile"), cls="mem", pure=False, verify=_check_load,
+         doc="(ptr, mask, other): masked-off lanes give `other` and touch no memory."),
+    _row("tile.store", 3, 0, attrs=("cache", "eviction"), cls="mem", pure=False, verify=_check_store,
+         doc="(ptr, value, mask)."),
+    _row("tile.atomic", 3, 1, attrs=("kind", "sem", "scope"), cls="atomic", pure=False, verify=_check_atomic,
+         doc="(ptr, value, mask) -> old value per lane; kind is add, max, min, and, or, xor or xchg."),
+    _row("tile.atomic_cas", 3, 1, attrs=("sem", "scope"), cls="atomic", pure=False,
+         doc="(ptr, cmp, value) -> old value; writes value where old == cmp."),
+    # -- control flow
+    _row("scf.for", -1, -1, regions=1, cls="control", pure=False, verify=_check_for,
+         doc="(lb, ub, step, inits...): body(iv, carried...) runs for iv in range(lb, ub, step)."),
+    _row("scf.if", 1, -1, regions=2, cls="control", pure=False, verify=_check_if),
+    _row("scf.while", -1, -1, regions=2, cls="control", pure=False, verify=_check_while,
+         doc="before(carried...) -> scf.condition(c, values...); while c, after(values...) -> scf.yield(carried...)."),
+    _row("scf.yield", -1, 0, cls="control", pure=False, terminator=True),
+    _row("scf.condition", -1, 0, cls="control", pure=False, terminator=True),
+    # -- debugging and synchronisation
+    _row("tile.print", -1, 0, attrs=("prefix", "hex"), cls="misc", pure=False),
+    _row("tile.assert", 1, 0, attrs=("message",), cls="misc", pure=False,
+         doc="Fails the launch, naming the source line, where an element of the condition is false."),
+    _row("tile.barrier", 0, 0, cls="misc", pure=False),
+]
+
+OPS: dict[str, OpInfo] = {row.name: row for row in _ROWS}
+UNARY_MATH = tuple(name.split(".")[1] for name in OPS if name.startswith("math.") and OPS[name].operands == 1)

@@ -1,0 +1,109 @@
+"""The compile pipeline, in order: frontend -> verify -> passes -> LLVM lowering -> native object.
+
+One readable function lists the stages; each stage's text is kept in `CompiledKernel.asm`.
+Compiled kernels are cached in memory by the JITFunction and on disk by `jit.cache`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from dsl.frontend import compile_kernel
+from dsl.ir.core import Function, Loc, TileType
+from dsl.ir.verifier import verify
+from jit import abi, cache, engine
+from jit.passes import run_passes
+
+COMPILER_VERSION = "0.1.0"
+
+
+@dataclass(frozen=True)
+class Options:
+    """Compile options that change the generated code (all part of the cache key)."""
+
+    num_warps: int = 4
+    num_stages: int = 3
+    checks: bool = True
+
+
+@dataclass
+class CompiledKernel:
+    """Native code for one specialisation of a kernel, plus every stage's text."""
+
+    name: str
+    signature: dict  # parameter -> TileType or constexpr value
+    options: Options
+    sites: list[abi.Site]
+    print_types: dict  # site index -> operand types of a tile.print
+    asm: dict[str, str]
+    function: engine.LoadedKernel
+    metadata: dict = field(default_factory=dict)
+
+
+def compile(jit_fn, signature: dict, options: Options) -> CompiledKernel:
+    """Compile, or load from the disk cache when an identical build exists."""
+    key = cache_key(jit_fn, signature, options)
+    files = cache.get(key)
+    if files is not None:
+        try:
+            return _from_cache(jit_fn, signature, options, files)
+        except Exception:  # a stale or damaged entry is rebuilt, never trusted
+            pass
+    func = compile_kernel(jit_fn, signature)
+    verify(func)
+    run_passes(func)
+    verify(func)
+    from jit.codegen.lower import CodegenOptions, lower
+
+    lowered = lower(func, CodegenOptions(checks=options.checks))
+    obj = engine.optimize_and_emit(lowered.llvm_ir, func.name)
+    ir_text = str(func)
+    print_types = _print_types(func, lowered.sites)
+    meta = {"sites": [_site_to_json(s) for s in lowered.sites],
+            "print_types": {str(k): v for k, v in print_types.items()}}
+    files = {**obj.to_files(), "kernel.ir": ir_text.encode(), "meta.json": json.dumps(meta).encode()}
+    cache.put(key, files)
+    return CompiledKernel(func.name, signature, options, lowered.sites, print_types,
+                          {"ir": ir_text, "llir": obj.optimized_ir, "asm": obj.asm, "llir_unoptimized": lowered.llvm_ir},
+                          engine.load(obj.obj))
+
+
+def _from_cache(jit_fn, signature, options, files) -> CompiledKernel:
+    obj = engine.CompiledObject.from_files(jit_fn.__name__, files)
+    meta = json.loads(files["meta.json"])
+    sites = [_site_from_json(s) for s in meta["sites"]]
+    print_types = {int(k): v for k, v in meta["print_types"].items()}
+    return CompiledKernel(jit_fn.__name__, signature, options, sites, print_types,
+                          {"ir": files["kernel.ir"].decode(), "llir": obj.optimized_ir, "asm": obj.asm},
+                          engine.load(obj.obj), {"from_disk_cache": True})
+
+
+def cache_key(jit_fn, signature: dict, options: Options) -> str:
+    spec = {name: (str(t) if isinstance(t, TileType) else repr(t)) for name, t in signature.items()}
+    text = json.dumps([COMPILER_VERSION, jit_fn.cache_key, spec, options.__dict__, engine.target_key()],
+                      sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _print_types(func: Function, sites: list[abi.Site]) -> dict[int, list[str]]:
+    """Operand types of each print site, so the runtime can decode what a kernel printed."""
+    prints = [op for op in func.walk() if op.name == "tile.print"]
+    table = {}
+    for index, site in enumerate(sites):
+        if site.kind == "print":
+            match = next((op for op in prints if op.loc == site.loc), None)
+            if match is not None:
+                table[index] = [str(v.type) for v in match.operands]
+    return table
+
+
+def _site_to_json(site: abi.Site) -> dict:
+    loc = [site.loc.line, site.loc.col] if site.loc else None
+    return {"kind": site.kind, "loc": loc, "buffer": site.buffer, "message": site.message}
+
+
+def _site_from_json(data: dict) -> abi.Site:
+    loc = Loc(*data["loc"]) if data["loc"] else None
+    return abi.Site(data["kind"], loc, data["buffer"], data["message"])

@@ -1,0 +1,172 @@
+"""`@jit`: a kernel object that specialises on its arguments, compiles once per specialisation, and launches.
+
+Launch: `kernel[grid](*args, BLOCK=..., num_warps=4)`. Arguments bind like Triton's: arrays become
+pointers, ints become i32/i64 by value (an int equal to 1 becomes the constant 1), floats fp32,
+bools int1; constexpr parameters specialise on their value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+import re
+from collections.abc import Callable
+
+from dsl import dtypes as T
+from dsl.core import constexpr, unwrap
+from dsl.frontend import ParsedSource, is_constexpr_annotation
+from dsl.ir.core import TileType
+from jit import compiler, launcher
+
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "machine", "checks", "interpret", "enable_fp_fusion",
+                  "maxnreg", "debug", "warp_size", "extern_libs")
+
+
+class JITFunction:
+    """A @jit-decorated function. Calling it directly from Python is an error; index it with a grid."""
+
+    is_wavetile_jit = True
+
+    def __init__(self, fn: Callable, *, do_not_specialize=(), do_not_specialize_on_alignment=(), debug=None,
+                 noinline=None, repr=None, launch_metadata=None):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__module__ = fn.__module__
+        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+        self.signature = inspect.signature(fn)
+        self.params = list(self.signature.parameters.values())
+        self.arg_names = [p.name for p in self.params]
+        self.constexprs = {p.name for p in self.params if is_constexpr_annotation(p.annotation)}
+        self.do_not_specialize = {self._param_name(p) for p in do_not_specialize}
+        self.debug = debug
+        self._parsed: ParsedSource | None = None
+        self._cache_key: str | None = None
+        self.compiled: dict = {}  # specialisation key -> CompiledKernel
+
+    def _param_name(self, p) -> str:
+        return self.arg_names[p] if isinstance(p, int) else p
+
+    @property
+    def parsed(self) -> ParsedSource:
+        if self._parsed is None:
+            self._parsed = ParsedSource.of(self.fn)
+        return self._parsed
+
+    @property
+    def src(self) -> str:
+        return "\n".join(self.parsed.lines)
+
+    @property
+    def cache_key(self) -> str:
+        """Hash of this function's source, its start line, the jit functions it calls and the constexpr globals it reads."""
+        if self._cache_key is None:
+            h = hashlib.sha256(self.src.encode())
+            h.update(str(self.parsed.first_line).encode())
+            names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", self.src))
+            for name in sorted(names):
+                value = self.fn.__globals__.get(name)
+                if getattr(value, "is_wavetile_jit", False) and value is not self:
+                    h.update(f"{name}:{value.cache_key}".encode())
+                elif isinstance(value, constexpr):
+                    h.update(f"{name}={value.value!r}".encode())
+            self._cache_key = h.hexdigest()
+        return self._cache_key
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"{self.__name__} is a @jit kernel: launch it as {self.__name__}[grid](...); "
+                           "it can be called directly only from another @jit function")
+
+    def __getitem__(self, grid) -> Callable:
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+    # -- specialisation
+    def bind(self, args, kwargs) -> tuple[dict, dict, list]:
+        """Split a call into (signature, launch options, runtime argument values)."""
+        options = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS}
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            unknown = [k for k in kwargs if k not in self.arg_names]
+            if unknown:
+                raise KeyError(f"Keyword argument {unknown[0]} was specified but unrecognised") from None
+            raise TypeError(f"{self.__name__}: {e}") from None
+        bound.apply_defaults()
+        signature, runtime = {}, []
+        for name, value in bound.arguments.items():
+            value = unwrap(value)
+            if name in self.constexprs:
+                signature[name] = value
+                continue
+            kind = launcher.classify(value, name, self.__name__, specialize=name not in self.do_not_specialize)
+            if isinstance(kind, TileType):
+                signature[name] = kind
+                runtime.append((name, value, kind))
+            else:
+                signature[name] = kind.value
+        return signature, options, runtime
+
+    def run(self, *args, grid, **kwargs):
+        signature, options, runtime = self.bind(args, dict(kwargs))
+        opts = compiler.Options(num_warps=int(options.get("num_warps", 4)), num_stages=int(options.get("num_stages", 3)),
+                                checks=bool(options.get("checks", launcher.checks_enabled())))
+        kernel = self.get_compiled(signature, opts)
+        meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
+                **{n: v for n, v, _ in runtime}, **options}
+        grid = grid(meta) if callable(grid) else grid
+        launcher.launch(kernel, grid, runtime, machine=options.get("machine"), kernel_name=self.__name__)
+        return kernel
+
+    def get_compiled(self, signature: dict, options: compiler.Options):
+        key = (tuple((n, _key_of(v)) for n, v in signature.items()), options)
+        kernel = self.compiled.get(key)
+        if kernel is None:
+            kernel = compiler.compile(self, signature, options)
+            self.compiled[key] = kernel
+        return kernel
+
+    def warmup(self, *args, grid=None, **kwargs):
+        """Compile for these arguments without running; returns the CompiledKernel."""
+        signature, options, _ = self.bind(args, dict(kwargs))
+        opts = compiler.Options(num_warps=int(options.get("num_warps", 4)), num_stages=int(options.get("num_stages", 3)),
+                                checks=bool(options.get("checks", launcher.checks_enabled())))
+        return self.get_compiled(signature, opts)
+
+
+def _key_of(value):
+    if isinstance(value, TileType):
+        return ("t", str(value))
+    if isinstance(value, T.dtype):
+        return ("dtype", value.name)
+    if getattr(value, "is_wavetile_jit", False):
+        return ("fn", value.cache_key)
+    try:
+        hash(value)
+        return ("c", type(value).__name__, value)
+    except TypeError:
+        return ("r", repr(value))
+
+
+def jit(fn: Callable | None = None, **options):
+    """Decorator: `@jit` or `@jit(do_not_specialize=[...])`."""
+    if fn is None:
+        return lambda f: JITFunction(f, **options)
+    return JITFunction(fn, **options)
+
+
+def cdiv(x: int, div: int) -> int:
+    return (x + div - 1) // div
+
+
+def next_power_of_2(n: int) -> int:
+    n = int(n)
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def num_threads() -> int:
+    value = os.environ.get("WAVETILE_NUM_THREADS")
+    return max(1, int(value)) if value else (os.cpu_count() or 1)

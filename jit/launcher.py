@@ -1,0 +1,229 @@
+"""Launching compiled code: argument classification and packing, CPU threads, and run-time errors.
+
+The native entry (see jit.abi) takes one context record; several threads call it at once and
+share programs through an atomic counter. ctypes drops the GIL during each call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from dsl import dtypes as T
+from dsl.core import constexpr
+from dsl.errors import DeviceAssertionError, KernelError, OutOfBoundsError
+from dsl.ir.core import TileType
+from jit import abi
+
+_TORCH_DTYPES = {"torch.float32": T.float32, "torch.float16": T.float16, "torch.bfloat16": T.bfloat16,
+                 "torch.float64": T.float64, "torch.int8": T.int8, "torch.int16": T.int16, "torch.int32": T.int32,
+                 "torch.int64": T.int64, "torch.uint8": T.uint8, "torch.bool": T.int1,
+                 "torch.float8_e4m3fn": T.float8e4nv, "torch.float8_e5m2": T.float8e5,
+                 "torch.uint16": T.uint16, "torch.uint32": T.uint32, "torch.uint64": T.uint64}
+
+
+def checks_enabled() -> bool:
+    return os.environ.get("WAVETILE_CHECKS", "1") != "0"
+
+
+def classify(value, name: str, kernel: str, specialize: bool = True) -> TileType | constexpr:
+    """The type a runtime argument gets (Triton's rules), or a constexpr for values that specialise."""
+    if isinstance(value, (bool, np.bool_)):
+        return TileType(T.int1)
+    if isinstance(value, (int, np.integer)):
+        v = int(value)
+        if v == 1 and specialize:
+            return constexpr(1)
+        if -2**31 <= v < 2**31:
+            return TileType(T.int32)
+        if -2**63 <= v < 2**63:
+            return TileType(T.int64)
+        if v < 2**64:
+            return TileType(T.uint64)
+        raise ValueError(f"{kernel}: argument {name}={v} does not fit in 64 bits")
+    if isinstance(value, (float, np.floating)):
+        return TileType(T.float32)
+    if value is None or isinstance(value, (T.dtype, str)) or getattr(value, "is_wavetile_jit", False):
+        return constexpr(value)
+    buf = as_buffer(value)
+    if buf is not None:
+        return TileType(T.pointer_type(buf.dtype))
+    raise TypeError(f"{kernel}: argument {name} has unsupported type {type(value).__name__}; "
+                    "pass a numpy array, a tensor with __dlpack__, a number or a bool")
+
+
+class Buffer:
+    """A pointer argument: its element type, the address of element 0 and the byte range it may touch."""
+
+    __slots__ = ("dtype", "address", "low", "high", "keepalive")
+
+    def __init__(self, dtype, address, low, high, keepalive):
+        self.dtype, self.address, self.low, self.high, self.keepalive = dtype, address, low, high, keepalive
+
+
+def as_buffer(value) -> Buffer | None:
+    if isinstance(value, np.ndarray):
+        return _numpy_buffer(value)
+    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):  # torch-like tensors (bfloat16 too)
+        dtype = _TORCH_DTYPES.get(str(value.dtype))
+        if dtype is None:
+            raise TypeError(f"tensors of {value.dtype} cannot be passed to a kernel")
+        if getattr(value, "device", None) is not None and str(value.device) != "cpu":
+            raise TypeError(f"only CPU tensors can be passed to a kernel, got one on {value.device}")
+        storage = value.untyped_storage()
+        return Buffer(dtype, value.data_ptr(), storage.data_ptr(), storage.data_ptr() + storage.nbytes(), value)
+    if hasattr(value, "__dlpack__"):
+        return _numpy_buffer(np.from_dlpack(value))
+    return None
+
+
+def _numpy_buffer(arr: np.ndarray) -> Buffer:
+    dtype = T.from_numpy(arr.dtype)
+    low, high = np.lib.array_utils.byte_bounds(arr) if hasattr(np.lib, "array_utils") else np.byte_bounds(arr)
+    return Buffer(dtype, arr.__array_interface__["data"][0], low, high, arr)
+
+
+def _arg_slot(value, type: TileType) -> int:
+    d = type.dtype
+    if d.is_ptr():
+        return as_buffer(value).address
+    if d == T.float32:
+        return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+    if d == T.float64:
+        return struct.unpack("<q", struct.pack("<d", float(value)))[0]
+    v = int(value)
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+_print_lock = threading.Lock()
+
+
+def _executor(n: int) -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < n:
+            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="wavetile")
+        return _pool
+
+
+def launch(kernel, grid, runtime: list, machine=None, kernel_name: str = "") -> None:
+    """Run every program of `grid`; raises KernelError subclasses for failures reported by the code."""
+    grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
+    if not 1 <= len(grid) <= 3:
+        raise ValueError(f"{kernel_name}: the grid must have 1 to 3 dimensions, got {grid}")
+    grid = grid + (1,) * (3 - len(grid))
+    if any(g < 0 for g in grid):
+        raise ValueError(f"{kernel_name}: grid dimensions must be non-negative, got {grid}")
+    total = grid[0] * grid[1] * grid[2]
+    if total == 0:
+        return
+    buffers = [as_buffer(v) for _, v, t in runtime if t.dtype.is_ptr()]
+    args = (ctypes.c_int64 * max(1, len(runtime)))(*[_arg_slot(v, t) for _, v, t in runtime])
+    bounds = (ctypes.c_int64 * max(2, 2 * len(buffers)))(
+        *[x for b in buffers for x in (b.low, b.high - b.low)])
+    counter = ctypes.c_int64(0)
+    error = (ctypes.c_int64 * abi.ERROR_SLOTS)()
+    threads = _thread_count(total)
+    ctx = (ctypes.c_int64 * abi.CONTEXT_SLOTS)()
+    ctx[abi.ARGS] = ctypes.addressof(args)
+    ctx[abi.BUFFERS] = ctypes.addressof(bounds)
+    ctx[abi.N_BUFFERS] = len(buffers)
+    ctx[abi.GRID_X], ctx[abi.GRID_Y], ctx[abi.GRID_Z] = grid
+    ctx[abi.NEXT_PID] = ctypes.addressof(counter)
+    ctx[abi.CHUNK] = max(1, total // (threads * 16)) if threads > 1 else total
+    ctx[abi.ERROR] = ctypes.addressof(error)
+    callback = _print_callback(kernel) if kernel.print_types or any(s.kind == "print" for s in kernel.sites) else None
+    ctx[abi.PRINT_CALLBACK] = ctypes.cast(callback, ctypes.c_void_p).value if callback else 0
+    order = _schedule(total)
+    ctx[abi.PID_ORDER] = ctypes.addressof(order) if order is not None else 0
+    ctx[abi.CHECKS] = 1
+    address = ctypes.addressof(ctx)
+    if threads == 1:
+        rc = kernel.function(address)
+    else:
+        pool = _executor(threads)
+        futures = [pool.submit(kernel.function, address) for _ in range(threads)]
+        codes = [f.result() for f in futures]
+        rc = next((c for c in codes if c), 0)
+    if rc:
+        raise _error(kernel, kernel_name, rc, error, runtime, buffers)
+    if callback is not None:
+        sys.stdout.flush()
+
+
+def _thread_count(total: int) -> int:
+    from jit.kernel import num_threads
+
+    return max(1, min(num_threads(), total))
+
+
+def _schedule(total: int):
+    seed = os.environ.get("WAVETILE_SCHEDULE_SEED")
+    if not seed:
+        return None
+    order = np.random.default_rng(int(seed)).permutation(total).astype(np.int64)
+    return (ctypes.c_int64 * total).from_buffer_copy(order.tobytes())
+
+
+def _error(kernel, name, rc, error, runtime, buffers) -> KernelError:
+    site = kernel.sites[error[abi.ERR_SITE]] if 0 <= error[abi.ERR_SITE] < len(kernel.sites) else None
+    where = f"{site.loc.line}" if site and site.loc else "?"
+    file = ""
+    pid = (error[abi.ERR_PID_X], error[abi.ERR_PID_Y], error[abi.ERR_PID_Z])
+    pointer_args = [(n, t) for n, _, t in runtime if t.dtype.is_ptr()]
+    if rc == abi.OUT_OF_BOUNDS or rc == abi.MISALIGNED:
+        index = error[abi.ERR_BUFFER]
+        if 0 <= index < len(pointer_args):
+            arg, type = pointer_args[index]
+            buf = buffers[index]
+            size = (buf.high - buf.low) // type.dtype.element_ty.itemsize
+            what = f"buffer '{arg}' ({size} elements of {type.dtype.element_ty})"
+            offset = f"element offset {error[abi.ERR_OFFSET]}"
+        else:
+            what = "no buffer passed to the kernel"
+            offset = f"address {error[abi.ERR_OFFSET]:#x}"
+        kind = "misaligned" if rc == abi.MISALIGNED else "out-of-bounds"
+        message = (f"{kind} {site.kind if site else 'access'} in kernel '{name}' at {file}line {where}, "
+                   f"program id {pid}: {offset} is outside {what} (tile element {error[abi.ERR_LANE]})")
+        return OutOfBoundsError(message)
+    if rc == abi.ASSERT_FAILED:
+        msg = site.message if site else ""
+        return DeviceAssertionError(f"device assertion failed in kernel '{name}' at line {where}, program id {pid}, "
+                                    f"element {error[abi.ERR_LANE]}: {msg}")
+    return KernelError(f"kernel '{name}' failed with code {rc} at line {where}, program id {pid}")
+
+
+_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
+
+
+def _print_callback(kernel):
+    def on_print(site_index, pid, data, nbytes):
+        site = kernel.sites[site_index]
+        types = kernel.print_types.get(site_index, [])
+        raw = ctypes.string_at(data, nbytes) if nbytes else b""
+        words = np.frombuffer(raw, dtype=np.int64)
+        parts, pos = [], 0
+        for text in types:
+            t = TileType.parse(text)
+            n = t.numel
+            chunk = words[pos:pos + n]
+            pos += n
+            if t.dtype.is_floating():
+                vals = chunk.view(np.float64)
+            else:
+                vals = chunk.astype(np.uint64) if t.dtype.is_int_unsigned() else chunk
+            parts.append(str(vals[0]) if t.is_scalar else np.array2string(vals.reshape(t.shape)))
+        with _print_lock:
+            print(f"pid ({pid}) {site.message}" + (" " + " ".join(parts) if parts else ""), flush=True)
+
+    fn = _CALLBACK(on_print)
+    kernel.metadata["_print_callback"] = fn  # keep alive
+    return fn

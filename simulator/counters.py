@@ -1,0 +1,181 @@
+"""Counters: the exact event counts of one launch (or one source line of it), as one record.
+
+The runtime fills a `Counters` per launch and per source line from what the kernel did; the
+cost model, the profile tables and the trace read only this record. Records add up (`a + b`),
+so per-line records sum to the launch record and launches sum to a session. Counts are totals
+over all programs of the launch; the last group of fields describes the launch configuration
+and combines by max when records are added.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+# Warp-instruction classes the compiler counts (memory, atomic and barrier instructions are
+# counted by their own fields below). Each class runs on one pipe of the spec's simt_lanes_per_clk.
+INSTRUCTION_CLASSES: Mapping[str, str] = {
+    "fp_add": "fma",
+    "fp_mul": "fma",
+    "fp_fma": "fma",
+    "special": "special",  # exp2, log2, rsqrt, sin, ... (SFU)
+    "integer": "alu",
+    "conversion": "conversion",
+    "compare_select": "alu",
+    "branch": "branch",
+    "shuffle": "shuffle",  # cross-lane exchange for warp reductions, scans and layout changes
+    "other": "alu",
+}
+
+_MAX = {"merge": "max"}
+
+
+@dataclass
+class Counters:
+    """Exact counts of one launch or one source line.
+
+    Fields (all counts are summed over every program of the launch):
+      instructions            warp instructions executed, by class of INSTRUCTION_CLASSES
+      tensor_flops            tl.dot FLOPs (2*M*N*K), by operand dtype ("fp16", "bf16", "tf32", ...)
+      simt_flops              floating-point lane operations of active lanes (FMA = 2), outside tl.dot
+      load_requests           global load requests (one per 32-lane transaction group with an active lane)
+      load_sectors            distinct 32-B sectors per load request, summed
+      load_lines              distinct L2 lines (tags looked up) per load request, summed
+      load_bytes_requested    bytes the active lanes asked for
+      load_bytes_moved        load_sectors x sector bytes (what the memory system moved)
+      store_*                 the same for global stores
+      masked_lanes            lanes masked off in global loads and stores (inactive lanes)
+      l2_hits, l2_misses      sector accesses that hit / missed in the L2 model (loads and stores)
+      dram_read_bytes         bytes fetched from DRAM on L2 read misses (in dram_atom_bytes units)
+      dram_write_bytes        dirty bytes written back to DRAM (evictions and end of launch)
+      shared_requests         shared-memory warp instructions
+      shared_wavefronts       shared-memory wavefronts after bank conflicts
+      shared_bank_conflicts   wavefronts beyond the conflict-free minimum
+      shared_bytes            bytes moved through shared memory by active lanes
+      atomic_requests         atomic warp instructions
+      atomic_ops              atomic lane operations (active lanes)
+      atomic_serialized       extra serialised steps: sum over instructions of (same-address lanes - 1)
+      atomic_max_multiplicity most atomic operations on one address in the launch (max, not sum)
+      barriers                barrier instructions executed, counted per warp
+      memory_rounds           dependent global-memory round trips on the programs' critical paths,
+                              after software pipelining (0 = unknown; the model then estimates)
+      programs                programs (workgroups) executed
+      num_warps, num_stages   launch configuration (max when added)
+      registers_per_thread    compiler's register estimate (0 = unknown; max when added)
+      shared_bytes_per_program shared memory one program allocates (max when added)
+    """
+
+    instructions: dict[str, int] = field(default_factory=dict)
+    tensor_flops: dict[str, int] = field(default_factory=dict)
+    simt_flops: int = 0
+    load_requests: int = 0
+    load_sectors: int = 0
+    load_lines: int = 0
+    load_bytes_requested: int = 0
+    load_bytes_moved: int = 0
+    store_requests: int = 0
+    store_sectors: int = 0
+    store_lines: int = 0
+    store_bytes_requested: int = 0
+    store_bytes_moved: int = 0
+    masked_lanes: int = 0
+    l2_hits: int = 0
+    l2_misses: int = 0
+    dram_read_bytes: int = 0
+    dram_write_bytes: int = 0
+    shared_requests: int = 0
+    shared_wavefronts: int = 0
+    shared_bank_conflicts: int = 0
+    shared_bytes: int = 0
+    atomic_requests: int = 0
+    atomic_ops: int = 0
+    atomic_serialized: int = 0
+    atomic_max_multiplicity: int = field(default=0, metadata=_MAX)
+    barriers: int = 0
+    memory_rounds: int = 0
+    programs: int = 0
+    num_warps: int = field(default=0, metadata=_MAX)
+    num_stages: int = field(default=0, metadata=_MAX)
+    registers_per_thread: int = field(default=0, metadata=_MAX)
+    shared_bytes_per_program: int = field(default=0, metadata=_MAX)
+
+    def __add__(self, other: Counters) -> Counters:
+        if not isinstance(other, Counters):
+            return NotImplemented
+        merged = {}
+        for f in dataclasses.fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(a, dict):
+                merged[f.name] = {k: a.get(k, 0) + b.get(k, 0) for k in {**a, **b}}
+            elif f.metadata.get("merge") == "max":
+                merged[f.name] = max(a, b)
+            else:
+                merged[f.name] = a + b
+        return Counters(**merged)
+
+    def __radd__(self, other: object) -> Counters:
+        if other == 0:  # so that sum(list_of_counters) works
+            return self
+        return NotImplemented
+
+    # --- derived quantities ------------------------------------------------------------------------
+
+    @property
+    def global_requests(self) -> int:
+        return self.load_requests + self.store_requests
+
+    @property
+    def global_sectors(self) -> int:
+        return self.load_sectors + self.store_sectors
+
+    @property
+    def sectors_per_request(self) -> float:
+        """4.0 for a coalesced fp32 warp access, 32.0 for one sector per lane."""
+        return self.global_sectors / self.global_requests if self.global_requests else 0.0
+
+    @property
+    def coalescing_efficiency(self) -> float:
+        """Bytes requested / bytes moved over global loads and stores (1.0 = perfectly coalesced)."""
+        moved = self.load_bytes_moved + self.store_bytes_moved
+        return (self.load_bytes_requested + self.store_bytes_requested) / moved if moved else 1.0
+
+    @property
+    def dram_bytes(self) -> int:
+        return self.dram_read_bytes + self.dram_write_bytes
+
+    @property
+    def l2_hit_rate(self) -> float:
+        total = self.l2_hits + self.l2_misses
+        return self.l2_hits / total if total else 0.0
+
+    @property
+    def flops(self) -> int:
+        """Tensor-core plus SIMT floating-point operations."""
+        return sum(self.tensor_flops.values()) + self.simt_flops
+
+    @property
+    def warp_instructions(self) -> int:
+        return sum(self.instructions.values())
+
+    def as_dict(self) -> dict[str, object]:
+        """Every field (dicts copied) plus the derived keys global_requests, global_sectors,
+        sectors_per_request, coalescing_efficiency, dram_bytes, l2_hit_rate, flops,
+        warp_instructions. Plain Python values, ready for JSON."""
+        out: dict[str, object] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = dict(value) if isinstance(value, dict) else value
+        for name in _DERIVED:
+            out[name] = getattr(self, name)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> Counters:
+        """Inverse of as_dict (derived keys are ignored)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: (dict(v) if isinstance(v, Mapping) else v) for k, v in data.items() if k in names})
+
+
+_DERIVED = ("global_requests", "global_sectors", "sectors_per_request", "coalescing_efficiency",
+            "dram_bytes", "l2_hit_rate", "flops", "warp_instructions")

@@ -1,0 +1,169 @@
+"""The preset machines as plain tables: {field: (value, confidence, note)}.
+
+Kept apart from `specs` so the numbers and their provenance read like a datasheet. Confidence
+tags follow research/simulator.md: H = vendor document or measured, M = press or forum quoting
+the vendor, L = our derivation, "assumed" = not published; the note says what was assumed.
+Per-unit rates are per clock at `clock_hz`.
+"""
+
+from __future__ import annotations
+
+_GUIDE = "CUDA Programming Guide throughput table, CC 9.0"
+
+# SIMT pipe widths (lanes per clock per unit) of a Hopper SM; reused, as an assumption, for MUSA.
+_HOPPER_PIPES = {"fma": 128.0, "alu": 64.0, "special": 16.0, "conversion": 16.0, "branch": 64.0,
+                 "shuffle": 32.0, "memory": 32.0}
+
+H200 = {
+    "name": ("h200", "H", "NVIDIA H200 SXM (GH100)"),
+    "vendor": ("nvidia", "H", ""),
+    "arch": ("sm_90", "H", "compute capability 9.0"),
+    "units": (132, "H", "measured multiProcessorCount"),
+    "clock_hz": (1.98e9, "H", "measured clocks.max.sm"),
+    "warp_size": (32, "H", "CUDA"),
+    "max_threads_per_program": (1024, "H", "measured maxThreadsPerBlock"),
+    "max_warps_per_unit": (64, "H", "measured 2,048 threads per SM"),
+    "max_programs_per_unit": (32, "H", "measured max blocks per SM"),
+    "issue_schedulers": (4, "H", "4 SM sub-partitions, one scheduler each (whitepaper)"),
+    "registers_per_unit": (65536, "H", "measured"),
+    "registers_per_program": (65536, "H", "measured regsPerBlock"),
+    "max_registers_per_thread": (255, "H", "CUDA Best Practices §11.1.1"),
+    "register_alloc_unit": (256, "H", "registers allocated per warp in units of 256 (BPG §11.1.1)"),
+    "shared_bytes_per_unit": (233472, "H", "measured 228 KiB"),
+    "shared_bytes_per_program_max": (232448, "H", "measured 227 KiB opt-in"),
+    "shared_reserved_per_program": (1024, "H", "measured 1 KiB reserved per block"),
+    "shared_banks": (32, "H", "BPG §9.2.3.1"),
+    "shared_bank_bytes": (4, "H", "BPG §9.2.3.1"),
+    "shared_wavefronts_per_clk": (1.0, "M", "128 B/clk shared/L1 return path (NVIDIA forum, staff answer)"),
+    "transaction_lanes": (32, "H", "a warp instruction is one request"),
+    "sector_bytes": (32, "H", "BPG §9.2.1; Nsight Compute memory model"),
+    "l2_bytes": (62914560, "H", "measured 60 MiB"),
+    "l2_line_bytes": (128, "H", "Nsight Compute: 128-B lines of four 32-B sectors"),
+    "l2_ways": (16, "assumed", "associativity not published; 16-way with hashed set index"),
+    "l2_bytes_per_s": (10.0e12, "L", "~10 TB/s quoted for Hopper L2 by secondary sources; calibrate "
+                       "with an L2-resident copy (§4.3 step 6)"),
+    "dram_bytes_per_s": (4.8e12, "H", "datasheet; measured bus 6,016 bit x 3,201 MHz DDR = 4.82 TB/s"),
+    "dram_efficiency": (0.89, "H", "measured 4 GiB copy: 4,272 GB/s of 4.8 TB/s"),
+    "dram_atom_bytes": (64, "L", "strided-copy curve fits 64-B DRAM fetches (research §2)"),
+    "mem_latency_cycles": (600.0, "assumed", "global load round trip; calibrate with a pointer chase"),
+    "loads_in_flight_per_warp": (8, "assumed", "independent loads per warp when the compiler gives no "
+                                 "memory_rounds"),
+    "tensor_flops_per_clk": ({"fp16": 4096 * 1830 / 1980, "bf16": 4096 * 1830 / 1980,
+                              "tf32": 2048 * 1830 / 1980, "fp8": 8192 * 1830 / 1980,
+                              "int8": 8192 * 1830 / 1980, "fp64": 256.0},
+                             "H", "whitepaper dense rates; tensor peaks are quoted at 1,830 MHz, so the "
+                             "per-clock rate at 1,980 MHz is scaled by 1830/1980"),
+    "tensor_efficiency": (0.75, "H", "measured bf16/fp16 8192^3 GEMM at 71-80 % of peak"),
+    "tensor_subcores": (4, "H", "4 tensor cores per SM; Triton's min(num_warps, 4) rule"),
+    "fp32_flops_per_clk": (256.0, "H", "128 FP32 lanes x FMA"),
+    "simt_lanes_per_clk": (dict(_HOPPER_PIPES), "M", f"{_GUIDE}; branch lanes assumed 64; memory = "
+                           "32 LD/ST units"),
+    "atomic_ops_per_clk": (2.0, "assumed", "distinct-address lane atomics per clock per SM at L2"),
+    "atomic_serial_cycles": (2.0, "assumed", "extra cycles per same-address atomic (serialised at L2)"),
+    "barrier_cycles": (20.0, "assumed", "bar.sync latency when all warps arrive together"),
+    "launch_overhead_s": (4.5e-6, "M", "measured ~4-5 us fixed cost per do_bench call"),
+    "alpha": (0.1, "assumed", "overlap blend in [0, 0.3]; calibrate (§4.3)"),
+}
+
+_S5000_ASSUMED_PIPES = "not published; Hopper SM pipe widths assumed"
+
+MTT_S5000 = {
+    "name": ("mtt-s5000", "H", "Moore Threads MTT S5000 (Pinghu, MUSA arch 3.1)"),
+    "vendor": ("moore-threads", "H", ""),
+    "arch": ("mp_31", "H", "musaInfo compute capability 3.1"),
+    "units": (56, "H", "musaInfo multiProcessorCount"),
+    "clock_hz": (1.5e9, "H", "musaInfo clockRate"),
+    "warp_size": (32, "H", "musaInfo warpSize"),
+    "max_threads_per_program": (1024, "H", "musaInfo maxThreadsPerBlock"),
+    "max_warps_per_unit": (96, "H", "musaInfo 3,072 threads per MP"),
+    "max_programs_per_unit": (32, "assumed", "not published; NVIDIA's 32 blocks per SM"),
+    "issue_schedulers": (4, "L", "4-warp 'warp squads' for MMA suggest 4 sub-cores"),
+    "registers_per_unit": (131072, "assumed", "musaInfo regsPerBlock (H); per MP assumed equal"),
+    "registers_per_program": (131072, "H", "musaInfo regsPerBlock"),
+    "max_registers_per_thread": (255, "assumed", "not published; NVIDIA's limit"),
+    "register_alloc_unit": (256, "assumed", "not published; NVIDIA's 256 per warp"),
+    "shared_bytes_per_unit": (196608, "H", "musaInfo sharedMemPerMultiprocessor"),
+    "shared_bytes_per_program_max": (196608, "H", "musaInfo sharedMemPerBlock; FlagTree static limit"),
+    "shared_reserved_per_program": (0, "L", "per-block limit equals the per-MP size, so none reserved"),
+    "shared_banks": (32, "assumed", "bank geometry not published; 32 x 4 B default (research §3.2)"),
+    "shared_bank_bytes": (4, "assumed", "bank geometry not published; 32 x 4 B default"),
+    "shared_wavefronts_per_clk": (1.0, "assumed", "one 128-B wavefront per clock, as on NVIDIA"),
+    "transaction_lanes": (32, "assumed", "one request per 32-lane warp instruction, as on NVIDIA"),
+    "sector_bytes": (32, "assumed", "not published; NVIDIA's 32-B sectors"),
+    "l2_bytes": (62914560, "H", "musaInfo l2CacheSize 60 MiB"),
+    "l2_line_bytes": (128, "assumed", "not published; NVIDIA's 128-B lines"),
+    "l2_ways": (16, "assumed", "not published; 16-way with hashed set index"),
+    "l2_bytes_per_s": (6.4e12, "assumed", "4 x DRAM bandwidth (Triton perf model's ratio)"),
+    "dram_bytes_per_s": (1.6e12, "H", "musaInfo 20,000 MHz x 640 bit"),
+    "dram_efficiency": (0.89, "assumed", "H200's measured copy efficiency"),
+    "dram_atom_bytes": (32, "assumed", "not measured; sector-sized DRAM fetches (research §3.1)"),
+    "mem_latency_cycles": (600.0, "assumed", "not published; H200 value"),
+    "loads_in_flight_per_warp": (8, "assumed", "independent loads per warp when the compiler gives no "
+                                 "memory_rounds"),
+    "tensor_flops_per_clk": ({"fp8": 1.024e15 / (56 * 1.5e9), "int8": 1.024e15 / (56 * 1.5e9),
+                              "fp16": 0.512e15 / (56 * 1.5e9), "bf16": 0.512e15 / (56 * 1.5e9),
+                              "tf32": 0.256e15 / (56 * 1.5e9)},
+                             "L", "press: FP8 1,024 TFLOPS (M) / (56 MP x 1.5 GHz); fp16/bf16 half, tf32 a "
+                             "quarter and int8 equal to fp8 are assumed"),
+    "tensor_efficiency": (0.75, "assumed", "H200's measured GEMM fraction"),
+    "tensor_subcores": (4, "L", "128-thread warp squads = 4 warps feed the tensor core engine"),
+    "fp32_flops_per_clk": (256.0, "assumed", "FP32 rate not published; 128 lanes per MP assumed"),
+    "simt_lanes_per_clk": (dict(_HOPPER_PIPES), "assumed", _S5000_ASSUMED_PIPES),
+    "atomic_ops_per_clk": (2.0, "assumed", "H200 value"),
+    "atomic_serial_cycles": (2.0, "assumed", "H200 value"),
+    "barrier_cycles": (20.0, "assumed", "H200 value"),
+    "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),
+    "alpha": (0.1, "assumed", "uncalibrated; H200 default"),
+}
+
+MTT_S4000 = {
+    "name": ("mtt-s4000", "H", "Moore Threads MTT S4000 (Quyuan, MUSA arch 2.2)"),
+    "vendor": ("moore-threads", "H", ""),
+    "arch": ("mp_22", "H", "torch_musa / llama.cpp QY2"),
+    "units": (64, "assumed", "MP count not published; 64 MPs x 128 FP32 lanes x 2 x 1.5 GHz = 24.6 TFLOPS "
+              "matches the quoted 25 TFLOPS FP32"),
+    "clock_hz": (1.5e9, "assumed", "clock not published"),
+    "warp_size": (128, "H", "tilelang_musa NumThreadsPerWarpBeforeMP31 = 128"),
+    "max_threads_per_program": (1024, "M", "sglang PR #10023 log: <= 8 warps of 128"),
+    "max_warps_per_unit": (16, "assumed", "not published; 2,048 threads per MP"),
+    "max_programs_per_unit": (16, "assumed", "not published"),
+    "issue_schedulers": (4, "assumed", "not published"),
+    "registers_per_unit": (65536, "assumed", "not published; NVIDIA's 64 K"),
+    "registers_per_program": (65536, "assumed", "not published"),
+    "max_registers_per_thread": (255, "assumed", "not published"),
+    "register_alloc_unit": (256, "assumed", "not published"),
+    "shared_bytes_per_unit": (131072, "assumed", "not published; 128 KiB, above the per-block limit"),
+    "shared_bytes_per_program_max": (73728, "H", "FlagTree static shared limit for mp_22 (72 KiB)"),
+    "shared_reserved_per_program": (0, "assumed", "not published"),
+    "shared_banks": (32, "assumed", "bank geometry not published; 32 x 4 B default"),
+    "shared_bank_bytes": (4, "assumed", "bank geometry not published"),
+    "shared_wavefronts_per_clk": (1.0, "assumed", "one 128-B wavefront per clock, so a 128-lane 4-B "
+                                  "access takes at least 4"),
+    "transaction_lanes": (32, "L", "how a 128-lane instruction splits into transactions is not published; "
+                          "assumed 32-lane groups (research §3.4)"),
+    "sector_bytes": (32, "assumed", "not published"),
+    "l2_bytes": (8 * 1024 * 1024, "assumed", "L2 size not published; 8 MiB assumed"),
+    "l2_line_bytes": (128, "assumed", "not published"),
+    "l2_ways": (16, "assumed", "not published"),
+    "l2_bytes_per_s": (3.072e12, "assumed", "4 x DRAM bandwidth (Triton perf model's ratio)"),
+    "dram_bytes_per_s": (768e9, "M", "press: 48 GB GDDR6, 384-bit, 768 GB/s"),
+    "dram_efficiency": (0.89, "assumed", "H200's measured copy efficiency"),
+    "dram_atom_bytes": (32, "assumed", "not measured"),
+    "mem_latency_cycles": (600.0, "assumed", "not published; H200 value"),
+    "loads_in_flight_per_warp": (8, "assumed", "independent loads per warp when the compiler gives no "
+                                 "memory_rounds"),
+    "tensor_flops_per_clk": ({"fp16": 1024.0, "bf16": 1024.0, "tf32": 512.0, "int8": 2048.0},
+                             "L", "press 98 / 49 / 196 T(FL)OPS (M) over the assumed 64 MPs x 1.5 GHz; "
+                             "no fp8 (H: unsupported on mp_22)"),
+    "tensor_efficiency": (0.75, "assumed", "H200's measured GEMM fraction"),
+    "tensor_subcores": (4, "assumed", "not published"),
+    "fp32_flops_per_clk": (256.0, "L", "25 TFLOPS (M) over the assumed 64 MPs x 1.5 GHz"),
+    "simt_lanes_per_clk": (dict(_HOPPER_PIPES), "assumed", "not published; Hopper SM pipe widths"),
+    "atomic_ops_per_clk": (2.0, "assumed", "H200 value"),
+    "atomic_serial_cycles": (2.0, "assumed", "H200 value"),
+    "barrier_cycles": (20.0, "assumed", "H200 value"),
+    "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),
+    "alpha": (0.1, "assumed", "uncalibrated; H200 default"),
+}
+
+PRESETS = (MTT_S5000, MTT_S4000, H200)

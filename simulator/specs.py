@@ -1,0 +1,279 @@
+"""Machine specs: the emulated GPU's numbers as data, each with where it came from.
+
+Everything the simulator and the cost model need to know about a target lives in one frozen
+`MachineSpec`, so a user can compare machines, define their own (`spec.replace(...)` plus
+`register_spec`) and see how much to trust each number (`spec.sources[field]`). Nothing in the
+simulator hard-codes a warp width, a bank count or a cache size.
+
+Which spec a launch uses: the launch's own `machine=` argument, else the innermost
+`with machine(...)` block, else the environment variable WAVETILE_MACHINE (read at call time),
+else "mtt-s5000".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from simulator.presets import PRESETS
+
+DEFAULT_MACHINE = "mtt-s5000"
+ENV_VAR = "WAVETILE_MACHINE"
+CONFIDENCE = ("H", "M", "L", "assumed")
+
+# Throughput pipes a warp instruction can occupy (lanes per clock per unit are per spec).
+PIPES = ("fma", "alu", "special", "conversion", "branch", "shuffle", "memory")
+
+
+@dataclass(frozen=True, eq=True)
+class MachineSpec:
+    """One emulated GPU. Units are per compute unit (SM / MP) unless the name says otherwise."""
+
+    name: str
+    vendor: str
+    arch: str
+    # compute units and scheduling
+    units: int
+    clock_hz: float
+    warp_size: int
+    max_threads_per_program: int
+    max_warps_per_unit: int
+    max_programs_per_unit: int
+    issue_schedulers: int
+    # registers (32-bit)
+    registers_per_unit: int
+    registers_per_program: int
+    max_registers_per_thread: int
+    register_alloc_unit: int
+    # shared memory
+    shared_bytes_per_unit: int
+    shared_bytes_per_program_max: int
+    shared_reserved_per_program: int
+    shared_banks: int
+    shared_bank_bytes: int
+    shared_wavefronts_per_clk: float
+    # global memory path
+    transaction_lanes: int
+    sector_bytes: int
+    l2_bytes: int
+    l2_line_bytes: int
+    l2_ways: int
+    l2_bytes_per_s: float
+    dram_bytes_per_s: float
+    dram_efficiency: float
+    dram_atom_bytes: int
+    mem_latency_cycles: float
+    loads_in_flight_per_warp: int
+    # arithmetic rates (FLOP or lane-ops per clock per unit)
+    tensor_flops_per_clk: Mapping[str, float]
+    tensor_efficiency: float
+    tensor_subcores: int
+    fp32_flops_per_clk: float
+    simt_lanes_per_clk: Mapping[str, float]
+    # atomics, barriers, launch
+    atomic_ops_per_clk: float
+    atomic_serial_cycles: float
+    barrier_cycles: float
+    launch_overhead_s: float
+    # cost-model blend: T_wave = max + alpha * (sum - max)
+    alpha: float
+    sources: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    def __hash__(self) -> int:
+        return hash(tuple((f.name, _freeze(getattr(self, f.name))) for f in _compared_fields()))
+
+    # --- derived numbers -------------------------------------------------------------------------
+
+    @property
+    def sectors_per_line(self) -> int:
+        """Sectors per L2 line (4 for 128-B lines of 32-B sectors)."""
+        return self.l2_line_bytes // self.sector_bytes
+
+    @property
+    def l2_sets(self) -> int:
+        """Number of L2 sets for the documented associativity (at least one)."""
+        return max(1, self.l2_bytes // (self.l2_line_bytes * self.l2_ways))
+
+    @property
+    def peak_fp32_flops(self) -> float:
+        """Device-wide SIMT fp32 FLOP/s (FMA = 2 FLOPs)."""
+        return self.fp32_flops_per_clk * self.units * self.clock_hz
+
+    def tensor_rate(self, dtype: str) -> float:
+        """FLOP per clock per unit of `tl.dot` with operands of `dtype`.
+
+        Operand types with no tensor-core path on this machine fall back to the SIMT fp32 rate
+        (the compiler would emulate them with FMAs); "fp32" itself means "no TF32", i.e. SIMT.
+        """
+        key = DTYPE_ALIASES.get(dtype, dtype)
+        return float(self.tensor_flops_per_clk.get(key, self.fp32_flops_per_clk))
+
+    def peak_tensor_flops(self, dtype: str = "fp16") -> float:
+        """Device-wide tensor FLOP/s for `dtype` operands."""
+        return self.tensor_rate(dtype) * self.units * self.clock_hz
+
+    def cpi(self, pipe: str) -> float:
+        """Cycles one scheduler spends issuing one warp instruction on `pipe` (warp width aware)."""
+        lanes_per_scheduler = self.simt_lanes_per_clk[pipe] / self.issue_schedulers
+        return self.warp_size / lanes_per_scheduler
+
+    def replace(self, **changes: object) -> MachineSpec:
+        """A variant of this spec; fields given here are tagged 'user' in `sources`."""
+        sources = dict(self.sources)
+        for name in changes:
+            if name != "sources":
+                sources[name] = ("user", "set by MachineSpec.replace")
+        changes.setdefault("sources", sources)
+        return dataclasses.replace(self, **changes)
+
+    def describe(self) -> str:
+        """Field, value, confidence and note per line: what the spec knows and how well."""
+        rows = []
+        for f in _compared_fields():
+            conf, note = self.sources.get(f.name, ("?", ""))
+            rows.append(f"{f.name:30s} {_show(getattr(self, f.name)):>24s}  {conf:8s} {note}")
+        return "\n".join(rows)
+
+
+# Operand dtype spellings the compiler may use, mapped to the keys of tensor_flops_per_clk.
+DTYPE_ALIASES = {
+    "float16": "fp16", "f16": "fp16", "half": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32", "f32": "fp32",
+    "float64": "fp64", "f64": "fp64",
+    "fp8e4nv": "fp8", "fp8e4m3": "fp8", "fp8e5m2": "fp8", "fp8e4b15": "fp8",
+    "float8_e4m3fn": "fp8", "float8_e5m2": "fp8",
+    "i8": "int8",
+}
+
+
+def _compared_fields() -> tuple[dataclasses.Field, ...]:
+    return tuple(f for f in dataclasses.fields(MachineSpec) if f.compare)
+
+
+def _freeze(value: object) -> object:
+    if isinstance(value, Mapping):
+        return tuple(sorted(value.items()))
+    return value
+
+
+def _show(value: object) -> str:
+    if isinstance(value, Mapping):
+        return ",".join(f"{k}:{v:g}" for k, v in value.items())
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+_POSITIVE = (
+    "units", "clock_hz", "warp_size", "max_threads_per_program", "max_warps_per_unit",
+    "max_programs_per_unit", "issue_schedulers", "registers_per_unit", "registers_per_program",
+    "max_registers_per_thread", "register_alloc_unit", "shared_bytes_per_unit", "shared_banks",
+    "shared_bank_bytes", "shared_wavefronts_per_clk", "transaction_lanes", "sector_bytes", "l2_bytes",
+    "l2_line_bytes", "l2_ways", "l2_bytes_per_s", "dram_bytes_per_s", "dram_efficiency",
+    "dram_atom_bytes", "mem_latency_cycles", "loads_in_flight_per_warp", "tensor_efficiency",
+    "tensor_subcores", "fp32_flops_per_clk", "atomic_ops_per_clk",
+)
+
+
+def _validate(spec: MachineSpec) -> None:
+    """Reject specs the models cannot run on, with the field named."""
+    for name in _POSITIVE:
+        if not getattr(spec, name) > 0:
+            raise ValueError(f"MachineSpec {spec.name!r}: {name} must be > 0, got {getattr(spec, name)!r}")
+    if spec.l2_line_bytes % spec.sector_bytes:
+        raise ValueError(f"MachineSpec {spec.name!r}: l2_line_bytes must be a multiple of sector_bytes")
+    if spec.sectors_per_line > 16:
+        raise ValueError(f"MachineSpec {spec.name!r}: at most 16 sectors per L2 line are modelled")
+    atom = spec.dram_atom_bytes
+    if atom % spec.sector_bytes or spec.l2_line_bytes % atom:
+        raise ValueError(f"MachineSpec {spec.name!r}: dram_atom_bytes must be a multiple of sector_bytes "
+                         "that divides l2_line_bytes")
+    if spec.warp_size % spec.transaction_lanes and spec.transaction_lanes < spec.warp_size:
+        raise ValueError(f"MachineSpec {spec.name!r}: transaction_lanes must divide warp_size")
+    for name in ("sector_bytes", "l2_line_bytes", "shared_bank_bytes", "dram_atom_bytes"):
+        value = getattr(spec, name)
+        if value & (value - 1):
+            raise ValueError(f"MachineSpec {spec.name!r}: {name} must be a power of two, got {value}")
+    missing = set(PIPES) - set(spec.simt_lanes_per_clk)
+    if missing:
+        raise ValueError(f"MachineSpec {spec.name!r}: simt_lanes_per_clk lacks {sorted(missing)}")
+    if not 0 <= spec.alpha <= 1:
+        raise ValueError(f"MachineSpec {spec.name!r}: alpha must be in [0, 1]")
+    for f in _compared_fields():
+        conf = spec.sources.get(f.name, ("user",))[0]
+        if conf not in CONFIDENCE + ("user",):
+            raise ValueError(f"MachineSpec {spec.name!r}: confidence of {f.name} must be one of {CONFIDENCE}")
+
+
+def spec_from_table(table: Mapping[str, tuple[object, str, str]]) -> MachineSpec:
+    """Build a spec from {field: (value, confidence, note)}, the form the presets are written in."""
+    values = {name: entry[0] for name, entry in table.items()}
+    sources = {name: (entry[1], entry[2]) for name, entry in table.items()}
+    return MachineSpec(**values, sources=sources)
+
+
+# --- registry and selection ----------------------------------------------------------------------
+
+_REGISTRY: dict[str, MachineSpec] = {}
+_CURRENT: contextvars.ContextVar[MachineSpec | None] = contextvars.ContextVar("wavetile_machine", default=None)
+
+
+def register_spec(spec: MachineSpec, *, overwrite: bool = False) -> MachineSpec:
+    """Make `spec` selectable by its name (case-insensitive)."""
+    key = spec.name.lower()
+    if key in _REGISTRY and not overwrite and _REGISTRY[key] != spec:
+        raise ValueError(f"a different machine named {spec.name!r} is already registered; pass overwrite=True")
+    _REGISTRY[key] = spec
+    return spec
+
+
+def registered_specs() -> tuple[str, ...]:
+    """Names of all selectable machines."""
+    return tuple(sorted(_REGISTRY))
+
+
+def get_spec(name_or_spec: str | MachineSpec) -> MachineSpec:
+    """The spec itself, or the registered spec of that name."""
+    if isinstance(name_or_spec, MachineSpec):
+        return name_or_spec
+    try:
+        return _REGISTRY[str(name_or_spec).strip().lower()]
+    except KeyError:
+        raise KeyError(f"unknown machine {name_or_spec!r}; known: {', '.join(registered_specs())}") from None
+
+
+def current_spec(override: str | MachineSpec | None = None) -> MachineSpec:
+    """The spec a launch runs on: `override` (the launch's machine=), context, env var, default."""
+    if override is not None:
+        return get_spec(override)
+    active = _CURRENT.get()
+    if active is not None:
+        return active
+    return get_spec(os.environ.get(ENV_VAR) or DEFAULT_MACHINE)
+
+
+@contextlib.contextmanager
+def machine(name_or_spec: str | MachineSpec) -> Iterator[MachineSpec]:
+    """`with machine("h200"):` makes launches inside the block run on that machine."""
+    token = _CURRENT.set(get_spec(name_or_spec))
+    try:
+        yield _CURRENT.get()
+    finally:
+        _CURRENT.reset(token)
+
+
+def ceil_div(a: int, b: int) -> int:
+    """Integer ceiling division, shared by the occupancy and cost code."""
+    return -(-a // b)
+
+
+for _table in PRESETS:
+    register_spec(spec_from_table(_table))
