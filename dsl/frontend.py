@@ -141,7 +141,11 @@ class FunctionCompiler(ast.NodeVisitor):
             self.builder.loc = Loc(node.lineno, node.col_offset)
         try:
             return super().visit(node)
-        except (CompilationError, _Return):
+        except CompilationError as e:
+            if e.line:
+                raise
+            raise self.error(node, e.reason, type(e)) from None
+        except _Return:
             raise
         except RecursionError:
             raise self.error(node, "the kernel is nested too deeply to compile") from None

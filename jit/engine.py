@@ -34,6 +34,7 @@ from jit import abi
 OPT_LEVEL = 3
 CODE_MODEL = "jitdefault"  # large on 64-bit hosts, see module docstring
 RELOC = "default"
+ENGINE_VERSION = 1  # bump when the pass pipeline or emission changes, so cached objects are rebuilt
 
 # the C signature of abi.ENTRY: i32 wavetile_grid(i64* ctx)
 EntryFunction = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
@@ -172,6 +173,7 @@ def target_key() -> str:
     host = _host_target()
     return ";".join(
         [
+            f"engine={ENGINE_VERSION}",
             f"llvmlite={llvmlite.__version__}",
             "llvm=" + ".".join(map(str, llvm.llvm_version_info)),
             f"triple={host.triple}",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.counters import Counters
-from simulator.rows import as_lanes, fresh_after_shift, sorted_distinct, spans, split_groups
+from simulator.rows import active_counts, as_lanes, changes, sorted_distinct, spans, split_groups
 from simulator.specs import MachineSpec, current_spec
 
 
@@ -104,34 +104,31 @@ def coalesce(
         raise ValueError(f"access_bytes must be positive, got {access_bytes}")
     addr, active = as_lanes(addresses, mask)
     n, width = addr.shape
-    sector = spec.sector_bytes
-    groups_per_instruction = -(-width // min(spec.transaction_lanes, width)) if width else 0
+    group_lanes = max(1, min(spec.transaction_lanes, width))
+    groups = -(-width // group_lanes)
 
-    rows, rows_active = split_groups(addr, active, spec.transaction_lanes)
-    first = rows // sector
-    last = (rows + (access_bytes - 1)) // sector
-    per_lane = (access_bytes + sector - 2) // sector + 1  # most sectors one lane can touch
-    if per_lane > 1 and np.array_equal(first[rows_active], last[rows_active]):
-        per_lane = 1  # every lane fits in one sector (the common, aligned case)
+    rows, rows_active = split_groups(addr, active, group_lanes)
+    shift = spec.sector_bytes.bit_length() - 1
+    first = rows >> shift
+    per_lane = (access_bytes + spec.sector_bytes - 2) // spec.sector_bytes + 1  # most sectors per lane
+    last = (rows + (access_bytes - 1)) >> shift if per_lane > 1 else first
+    if per_lane > 1 and np.array_equal(first, last):
+        per_lane = 1  # every lane fits in one sector: the common, aligned case
     values, valid = spans(first, last, rows_active, per_lane)
-    ordered, fresh = sorted_distinct(values, valid)
-    line_shift = (spec.l2_line_bytes // sector).bit_length() - 1
-    line_fresh = fresh_after_shift(ordered, fresh | _later_copies(ordered, fresh), line_shift)
+    ordered, fresh, valid_sorted = sorted_distinct(values, valid)
+    line_shift = (spec.l2_line_bytes // spec.sector_bytes).bit_length() - 1
+    line_fresh = changes(ordered >> line_shift, valid_sorted)
 
-    sectors = fresh.sum(axis=1).reshape(n, groups_per_instruction).sum(axis=1)
-    lines = line_fresh.sum(axis=1).reshape(n, groups_per_instruction).sum(axis=1)
-    requests = rows_active.any(axis=1).reshape(n, groups_per_instruction).sum(axis=1)
-    active_lanes = active.sum(axis=1)
+    sectors = fresh.sum(axis=1).reshape(n, groups).sum(axis=1)
+    lines = line_fresh.sum(axis=1).reshape(n, groups).sum(axis=1)
+    if rows_active is None:
+        requests = np.full(n, groups, dtype=np.int64)
+    else:
+        requests = rows_active.any(axis=1).reshape(n, groups).sum(axis=1)
+    active_lanes = active_counts(addr.shape, active)
     sector_ids = ordered[fresh] if keep_sectors else np.empty(0, dtype=np.int64)
     return GlobalAccess(
         requests=requests, sectors=sectors, lines=lines, active_lanes=active_lanes,
-        masked_lanes=width - active_lanes, access_bytes=access_bytes, sector_bytes=sector,
+        masked_lanes=width - active_lanes, access_bytes=access_bytes, sector_bytes=spec.sector_bytes,
         sector_ids=sector_ids,
     )
-
-
-def _later_copies(ordered: np.ndarray, fresh: np.ndarray) -> np.ndarray:
-    """Active entries that repeat an earlier value (so validity = fresh | these)."""
-    from simulator.rows import SENTINEL
-
-    return (ordered != SENTINEL) & ~fresh

@@ -7,3 +7,8 @@ from dsl.ir.verifier import verify
 
 __all__ = ["Block", "Builder", "Function", "Loc", "OPS", "OpInfo", "Operation", "TileType", "Value",
            "VerifyError", "verify"]
+
+from dsl.ir.parser import IRParseError, parse_function  # noqa: E402
+from dsl.ir.printer import print_function  # noqa: E402
+
+__all__ += ["IRParseError", "parse_function", "print_function"]

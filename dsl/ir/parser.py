@@ -97,6 +97,7 @@ class _FunctionBuilder:
 
     def build(self, tree: Tree) -> Function:
         symbol, *rest = tree.children
+        name = self.symbol(symbol)
         body = Block()
         self.scopes.append({})
         arg_names = []
@@ -115,7 +116,7 @@ class _FunctionBuilder:
             attrs["source"], source = source, ""
         for op_tree in _subtrees(rest, "op"):
             body.append(self.op(op_tree))
-        return Function(self.symbol(symbol), arg_names, body, source, attrs)
+        return Function(name, arg_names, body, source, attrs)
 
     def symbol(self, token: Token) -> str:
         name = token[1:]
