@@ -336,7 +336,7 @@ def umulhi(x, y) -> tensor:
 # -- reductions
 def _combine(op):
     def combine(lhs, rhs):
-        return (getattr(current(), "binary")(op, lhs[0], rhs[0]),)
+        return (current().binary(op, lhs[0], rhs[0]),)
     return combine
 
 

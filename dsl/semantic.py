@@ -422,7 +422,8 @@ class Semantic:
         if not ptr.dtype.is_ptr():
             raise TypeError(f"tl.store expects a pointer, got {ptr.dtype}")
         value = self.to_tensor(value)
-        shape = self.broadcast_shapes(ptr.shape, value.shape, *([self.to_tensor(mask).shape] if mask is not None else []))
+        masks = [self.to_tensor(mask).shape] if mask is not None else []
+        shape = self.broadcast_shapes(ptr.shape, value.shape, *masks)
         if shape != ptr.shape:
             ptr = self.broadcast_to(ptr, shape)
         value = self.broadcast_to(self.cast(value, ptr.dtype.element_ty), shape)

@@ -66,7 +66,8 @@ def compile(jit_fn, signature: dict, options: Options) -> CompiledKernel:
     files = {**obj.to_files(), "kernel.ir": ir_text.encode(), "meta.json": json.dumps(meta).encode()}
     cache.put(key, files)
     return CompiledKernel(func.name, signature, options, lowered.sites, print_types,
-                          {"ir": ir_text, "llir": obj.optimized_ir, "asm": obj.asm, "llir_unoptimized": lowered.llvm_ir},
+                          {"ir": ir_text, "llir": obj.optimized_ir, "asm": obj.asm,
+                           "llir_unoptimized": lowered.llvm_ir},
                           engine.load(obj.obj))
 
 

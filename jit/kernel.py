@@ -60,7 +60,7 @@ class JITFunction:
 
     @property
     def cache_key(self) -> str:
-        """Hash of this function's source, its start line, the jit functions it calls and the constexpr globals it reads."""
+        """Hash of the source, its start line, the jit functions it calls and the constexpr globals it reads."""
         if self._cache_key is None:
             h = hashlib.sha256(self.src.encode())
             h.update(str(self.parsed.first_line).encode())
@@ -112,8 +112,7 @@ class JITFunction:
 
     def run(self, *args, grid, **kwargs):
         signature, options, runtime = self.bind(args, dict(kwargs))
-        opts = compiler.Options(num_warps=int(options.get("num_warps", 4)), num_stages=int(options.get("num_stages", 3)),
-                                checks=bool(options.get("checks", launcher.checks_enabled())))
+        opts = _options(options)
         kernel = self.get_compiled(signature, opts)
         meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
                 **{n: v for n, v, _ in runtime}, **options}
@@ -132,9 +131,13 @@ class JITFunction:
     def warmup(self, *args, grid=None, **kwargs):
         """Compile for these arguments without running; returns the CompiledKernel."""
         signature, options, _ = self.bind(args, dict(kwargs))
-        opts = compiler.Options(num_warps=int(options.get("num_warps", 4)), num_stages=int(options.get("num_stages", 3)),
-                                checks=bool(options.get("checks", launcher.checks_enabled())))
+        opts = _options(options)
         return self.get_compiled(signature, opts)
+
+
+def _options(launch: dict) -> compiler.Options:
+    return compiler.Options(num_warps=int(launch.get("num_warps", 4)), num_stages=int(launch.get("num_stages", 3)),
+                            checks=bool(launch.get("checks", launcher.checks_enabled())))
 
 
 def _key_of(value):

@@ -97,8 +97,9 @@ def bank_conflicts(
     phases = -(-width // lanes)
 
     rows, rows_active = split_groups(addr, active, lanes)
-    first = rows // word
-    last = (rows + (access_bytes - 1)) // word
+    word_shift = word.bit_length() - 1  # bank_bytes is a power of two (checked by the spec)
+    first = rows >> word_shift
+    last = (rows + (access_bytes - 1)) >> word_shift
     per_lane = -(-access_bytes // word)  # words an aligned access touches
     if not np.array_equal(last - first, np.full_like(first, per_lane - 1)):
         per_lane += 1  # some lane straddles a word boundary
@@ -106,10 +107,12 @@ def bank_conflicts(
     ordered, fresh, _ = sorted_distinct(values, valid)
 
     # distinct words per (row, bank); the conflict degree of a row is its fullest bank
-    row_index = np.nonzero(fresh)[0]
-    bank_of = ordered[fresh] % banks
-    per_bank = np.bincount(row_index * banks + bank_of, minlength=rows.shape[0] * banks)
-    degree = per_bank.reshape(rows.shape[0], banks).max(axis=1)
+    n_rows = rows.shape[0]
+    slot = ordered % banks if banks & (banks - 1) else ordered & (banks - 1)
+    slot += (np.arange(n_rows, dtype=np.int64) * banks)[:, None]
+    slot[~fresh] = n_rows * banks  # repeats and inactive entries go to a spare bin
+    per_bank = np.bincount(slot.ravel(), minlength=n_rows * banks + 1)[:-1]
+    degree = per_bank.reshape(n_rows, banks).max(axis=1)
 
     wavefronts = degree.reshape(n, phases).sum(axis=1)
     if rows_active is None:

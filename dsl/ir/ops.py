@@ -36,7 +36,8 @@ class OpInfo:
     results: int  # -1 = variadic
     regions: int = 0
     attrs: tuple[str, ...] = ()  # required attributes
-    cls: str = "misc"  # instruction class for counters: fp, int, sfu, cvt, cmp, mem, atomic, tensor, shape, control, misc
+    # instruction class for counters: fp, int, sfu, cvt, cmp, mem, atomic, tensor, shape, control, misc
+    cls: str = "misc"
     pure: bool = True
     elementwise: bool = False
     terminator: bool = False
@@ -196,7 +197,8 @@ def _check_yield(block, types, owner: str) -> None:
     if term is None or term.name != "scf.yield":
         raise VerifyError(f"{owner}: region must end in scf.yield")
     if [v.type for v in term.operands] != types:
-        raise VerifyError(f"{owner}: scf.yield types {[str(v.type) for v in term.operands]} != {[str(t) for t in types]}")
+        got = [str(v.type) for v in term.operands]
+        raise VerifyError(f"{owner}: scf.yield types {got} != {[str(t) for t in types]}")
 
 
 def _row(name, operands, results, **kw) -> OpInfo:
@@ -205,9 +207,11 @@ def _row(name, operands, results, **kw) -> OpInfo:
 
 _ROWS: list[OpInfo] = [
     # -- values and indices
-    _row("arith.constant", 0, 1, attrs=("value",), cls="misc", doc="A scalar, or a tile with every element equal to `value`."),
+    _row("arith.constant", 0, 1, attrs=("value",), cls="misc",
+         doc="A scalar, or a tile with every element equal to `value`."),
     _row("tile.arange", 0, 1, attrs=("start", "end"), cls="int", doc="int32 [start, end)."),
-    _row("tile.program_id", 0, 1, attrs=("axis",), cls="misc", doc="This program's index on grid axis 0, 1 or 2 (int32)."),
+    _row("tile.program_id", 0, 1, attrs=("axis",), cls="misc",
+         doc="This program's index on grid axis 0, 1 or 2 (int32)."),
     _row("tile.num_programs", 0, 1, attrs=("axis",), cls="misc", doc="The grid's size on an axis (int32)."),
     # -- elementwise arithmetic
     _row("arith.add", 2, 1, cls="fp", elementwise=True, verify=_same_types),

@@ -1,4 +1,4 @@
-"""Checks a function against the op table: arity, attributes, types, and that every use is dominated by its definition."""
+"""Checks a function against the op table: arity, attributes, types, and that definitions dominate uses."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ def compile_error(kernel, **signature) -> CompilationError:
 
 @jit
 def uses_break(x_ptr, n):
-    for i in range(n):
+    for _ in range(n):
         break
 
 
