@@ -17,8 +17,8 @@ Policies:
   launch pays for its own writes. Hits and misses are counted for writes too, as Nsight does.
 
 Speed: sets are independent, so the stream is processed in rounds, round k holding the k-th
-access of every set; each round is a handful of numpy operations over all sets at once, with a
-direct line -> way index so a lookup is one gather. Consecutive sectors of one line from the same
+access of every set; each round is a handful of numpy operations over all sets at once (a lookup
+compares the line with the tags of its set's row). Consecutive sectors of one line from the same
 request are merged into one lookup with a sector mask first. Cost is O(accesses) numpy work
 plus a per-round overhead; rounds = accesses of the busiest set.
 """
@@ -74,14 +74,11 @@ class L2Cache:
 
     def reset(self) -> None:
         """Empty the cache (cold start)."""
-        self._owner = np.full((self.sets, self.ways), -1, dtype=np.int64)  # compact line id per way
+        self._owner = np.full((self.sets, self.ways), -1, dtype=np.int64)  # line address per way
         self._stamp = np.full((self.sets, self.ways), -1, dtype=np.int64)  # last use (round clock)
         self._valid = np.zeros((self.sets, self.ways), dtype=np.int64)  # sector bit masks
         self._dirty = np.zeros((self.sets, self.ways), dtype=np.int64)
         self._clock = 0
-        self._known_lines = np.empty(0, dtype=np.int64)  # sorted line addresses seen so far
-        self._known_ids = np.empty(0, dtype=np.int64)  # their compact ids
-        self._way_of = np.empty(0, dtype=np.int64)  # compact id -> way, -1 if not resident
 
     def end_launch(self) -> None:
         """Write back (clean) all dirty sectors; their bytes were charged when they turned dirty."""
@@ -101,9 +98,9 @@ class L2Cache:
         if sectors.size == 0:
             return L2Stats()
         lines, masks, writes, groups = self._merge(sectors, writes, groups)
-        cid, set_of = self._compact(lines)
-        order, bounds = _rounds(set_of)
-        hits, misses, read_bytes, write_bytes = self._run(cid[order], set_of[order], masks[order],
+        set_of = self._set_of(lines)
+        order, bounds = _rounds(set_of, self.sets)
+        hits, misses, read_bytes, write_bytes = self._run(lines[order], set_of[order], masks[order],
                                                           writes[order], bounds)
         stats = L2Stats(hits=int(hits.sum()), misses=int(misses.sum()), lookups=int(lines.size),
                         dram_read_bytes=int(read_bytes.sum()), dram_write_bytes=int(write_bytes.sum()))
@@ -138,87 +135,94 @@ class L2Cache:
         masks = np.bitwise_or.reduceat(bit, first)
         return lines[first], masks, writes[first], (None if groups is None else groups[first])
 
-    def _compact(self, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Dense ids for line addresses (stable across batches) and each line's set."""
-        unique, inverse = np.unique(lines, return_inverse=True)
-        ids = np.empty(unique.size, dtype=np.int64)
-        known = np.zeros(unique.size, dtype=bool)
-        if self._known_lines.size:
-            pos = np.minimum(np.searchsorted(self._known_lines, unique), self._known_lines.size - 1)
-            known = self._known_lines[pos] == unique
-            ids[known] = self._known_ids[pos[known]]
-        fresh = ~known
-        ids[fresh] = self._way_of.size + np.arange(int(fresh.sum()))
-        if fresh.any():
-            self._way_of = np.concatenate([self._way_of, np.full(int(fresh.sum()), -1, dtype=np.int64)])
-            merged = np.concatenate([self._known_lines, unique[fresh]])
-            merged_ids = np.concatenate([self._known_ids, ids[fresh]])
-            keep = np.argsort(merged, kind="stable")
-            self._known_lines, self._known_ids = merged[keep], merged_ids[keep]
-        hashed = (unique.astype(np.uint64) * _HASH) >> np.uint64(32)
-        set_of = (hashed % np.uint64(self.sets)).astype(np.int64)
-        return ids[inverse], set_of[inverse]
+    def _set_of(self, lines: np.ndarray) -> np.ndarray:
+        """Hashed set index of each line."""
+        hashed = (lines.astype(np.uint64) * _HASH) >> np.uint64(32)
+        return (hashed % np.uint64(self.sets)).astype(np.int64)
 
-    def _run(self, cid, set_of, masks, writes, bounds):
+    def _run(self, lines, set_of, masks, writes, bounds):
         """The round loop: each round touches each set at most once, so scatters never collide."""
-        owner, stamp, valid, dirty, way_of = self._owner, self._stamp, self._valid, self._dirty, self._way_of
+        ways = self.ways
+        owner, stamp = self._owner, self._stamp
+        valid, dirty = self._valid.ravel(), self._dirty.ravel()  # views: flat index = set * ways + way
         pop, fill, atoms = self._popcount, self._atom_fill, self._atom_count
-        n = cid.size
+        n = lines.size
         hits = np.empty(n, dtype=np.int64)
         misses = np.empty(n, dtype=np.int64)
         read_bytes = np.zeros(n, dtype=np.int64)
         write_bytes = np.zeros(n, dtype=np.int64)
         atom_bytes = self.atom_sectors * self.sector_bytes
+        any_writes = bool(writes.any())
         for r in range(len(bounds) - 1):
             sl = slice(bounds[r], bounds[r + 1])
-            c, s, m, w = cid[sl], set_of[sl], masks[sl], writes[sl]
-            way = way_of[c]
-            absent = way < 0
+            line, s, m, w = lines[sl], set_of[sl], masks[sl], writes[sl]
+            match = owner[s] == line[:, None]
+            way = match.argmax(axis=1)
+            absent = ~match.any(axis=1)
             if absent.any():
-                way = self._insert(c[absent], s[absent], way, absent)
-            v = valid[s, way]
+                way[absent] = self._insert(line[absent], s[absent])
+            slot = s * ways + way
+            v = valid[slot]
             missing = m & ~v
             hits[sl] = pop[m & v]
             misses[sl] = pop[missing]
-            reads = ~w
-            read_missing = np.where(reads, missing, 0)
-            read_bytes[sl] = atoms[read_missing] * atom_bytes
-            valid[s, way] = v | np.where(reads, fill[read_missing], m)
-            if w.any():
-                d = dirty[s, way]
+            if not any_writes:
+                read_bytes[sl] = atoms[missing] * atom_bytes
+                valid[slot] = v | fill[missing]
+            else:
+                read_missing = np.where(w, 0, missing)
+                read_bytes[sl] = atoms[read_missing] * atom_bytes
+                valid[slot] = v | np.where(w, m, fill[read_missing])
+                d = dirty[slot]
                 newly_dirty = np.where(w, m & ~d, 0)
                 write_bytes[sl] = pop[newly_dirty] * self.sector_bytes
-                dirty[s, way] = d | newly_dirty
-            stamp[s, way] = self._clock + r
+                dirty[slot] = d | newly_dirty
+            stamp.ravel()[slot] = self._clock + r
         self._clock += len(bounds) - 1
         return hits, misses, read_bytes, write_bytes
 
-    def _insert(self, lines: np.ndarray, sets: np.ndarray, way: np.ndarray, absent: np.ndarray) -> np.ndarray:
-        """Place absent lines in the LRU way of their sets, evicting the previous owners."""
+    def _insert(self, lines: np.ndarray, sets: np.ndarray) -> np.ndarray:
+        """Place absent lines in the LRU way of their sets (evicting the owner); return the ways."""
         victim = self._stamp[sets].argmin(axis=1)
-        previous = self._owner[sets, victim]
-        evicted = previous[previous >= 0]
-        self._way_of[evicted] = -1
-        self._owner[sets, victim] = lines
-        self._valid[sets, victim] = 0
-        self._dirty[sets, victim] = 0  # dirty bytes were charged when the sectors turned dirty
-        self._way_of[lines] = victim
-        way = way.copy()
-        way[absent] = victim
-        return way
+        slot = sets * self.ways + victim
+        self._owner.ravel()[slot] = lines
+        self._valid.ravel()[slot] = 0
+        self._dirty.ravel()[slot] = 0  # dirty bytes were charged when the sectors turned dirty
+        return victim
 
 
-def _rounds(set_of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Order accesses round-major: round k holds the k-th access (in stream order) of every set."""
-    by_set = np.argsort(set_of, kind="stable")
+def _rounds(set_of: np.ndarray, sets: int) -> tuple[np.ndarray, np.ndarray]:
+    """Order accesses round-major: round k holds the k-th access (in stream order) of every set.
+
+    Within a round the accesses are sorted by set, so the gathers and scatters of the round
+    sweep the state arrays in address order (several times faster than random order).
+    """
+    n = set_of.size
+    by_set = _stable_order(set_of)
     sorted_sets = set_of[by_set]
-    starts = np.flatnonzero(np.r_[True, sorted_sets[1:] != sorted_sets[:-1]])
-    sizes = np.diff(np.r_[starts, sorted_sets.size])
-    rank = np.empty(set_of.size, dtype=np.int64)
-    rank[by_set] = np.arange(set_of.size) - np.repeat(starts, sizes)
-    order = np.argsort(rank, kind="stable")
-    bounds = np.r_[0, np.cumsum(np.bincount(rank))]
+    counts = np.bincount(sorted_sets, minlength=sets)
+    start_of = np.r_[0, np.cumsum(counts)[:-1]]
+    rank = np.empty(n, dtype=np.int64)
+    rank[by_set] = np.arange(n) - start_of[sorted_sets]
+    set_bits = max(1, int(sets - 1).bit_length())
+    keys = (rank << set_bits) | set_of  # unique per access
+    keys.sort()
+    round_of = keys >> set_bits
+    set_in_round = keys & ((1 << set_bits) - 1)
+    order = by_set[start_of[set_in_round] + round_of]
+    bounds = np.r_[0, np.cumsum(np.bincount(round_of))]
     return order, bounds
+
+
+def _stable_order(keys: np.ndarray) -> np.ndarray:
+    """argsort(keys, kind="stable") for non-negative keys, via one sort of (key << bits | index)."""
+    n = keys.size
+    bits = max(1, int(n - 1).bit_length())
+    if int(keys.max(initial=0)).bit_length() + bits > 62:
+        return np.argsort(keys, kind="stable")
+    packed = (keys << bits) | np.arange(n, dtype=np.int64)
+    packed.sort()
+    return packed & ((1 << bits) - 1)
 
 
 def _by_group(groups, hits, misses, read_bytes, write_bytes) -> dict[int, tuple[int, int, int, int]]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import llvmlite.ir as ir
 
-from dsl.ir.core import Block, Loc, Operation, TileType, Value
+from dsl.ir.core import Block, Function, Loc, Operation, TileType, Value
 from jit import abi
 from jit.codegen import driver, elements
 from jit.codegen.buffers import Buffer
@@ -25,13 +25,15 @@ ALIGN = 64
 
 
 class Lowering:
-    def __init__(self, module: ir.Module, program: ir.Function, emitters: dict[str, OpEmitter],
-                 fused: set[Value], provenance: Provenance, checks: bool):
+    def __init__(self, func: Function, module: ir.Module, program: ir.Function, emitters: dict[str, OpEmitter],
+                 checks: bool):
         self.module = module
+        users = elements.users(func)
+        self.use_count = {value: len(ops) for value, ops in users.items()}
+        self.fused = elements.fused_values(func, users)
+        self.provenance = Provenance(func)
         self.fn = program
         self.emitters = emitters
-        self.fused = fused
-        self.provenance = provenance
         self.checks = checks
         self.ctx, *self.pid = program.args
         self.entry = ir.IRBuilder(program.append_basic_block("entry"))
@@ -46,7 +48,7 @@ class Lowering:
         self._ctx_cache: dict[int, ir.Value] = {}
         self.checks_on: ir.Value | None = None
         if checks:
-            self.checks_on = self.b.icmp_signed("!=", self.ctx_slot(abi.CHECKS), ir.Constant(I64, 0))
+            self.checks_on = self.entry.icmp_signed("!=", self.ctx_slot(abi.CHECKS), ir.Constant(I64, 0))
 
     # -- the program's frame
     def finish(self) -> None:
@@ -55,13 +57,9 @@ class Lowering:
             self.b.ret(ir.Constant(I32, 0))
 
     def ctx_slot(self, slot: int) -> ir.Value:
-        """A context slot, loaded once at the start of the program (the prologue dominates all uses)."""
+        """A context slot, loaded once in the entry block (which dominates every use)."""
         if slot not in self._ctx_cache:
-            saved = self.b.block
-            self.b.position_at_start(self.fn.blocks[1]) if self._ctx_cache else None
-            value = driver.ctx_load(self.b, self.ctx, slot)
-            self.b.position_at_end(saved)
-            self._ctx_cache[slot] = value
+            self._ctx_cache[slot] = driver.ctx_load(self.entry, self.ctx, slot)
         return self._ctx_cache[slot]
 
     def ctx_pointer(self, slot: int, ty: ir.Type = driver.I64P) -> ir.Value:
@@ -145,12 +143,12 @@ class Lowering:
         self.sites.append(abi.Site(kind, loc, buffer, message))
         return len(self.sites) - 1
 
-    def fail(self, code: int, site: int, offset: ir.Value, buffer: ir.Value, lane: ir.Value) -> None:
+    def fail(self, code: int | ir.Value, site: int, offset: ir.Value, buffer: ir.Value, lane: ir.Value) -> None:
         """Write the error record and return the code from the program (terminates the current block)."""
         if self._fail_fn is None:
             self._fail_fn = driver.define_fail(self.module)
-        rc = self.b.call(self._fail_fn, [self.ctx, ir.Constant(I32, code), ir.Constant(I64, site), *self.pid,
-                                         offset, buffer, lane])
+        code = ir.Constant(I32, code) if isinstance(code, int) else code
+        rc = self.b.call(self._fail_fn, [self.ctx, code, ir.Constant(I64, site), *self.pid, offset, buffer, lane])
         self.b.ret(rc)
 
     def find_buffer(self, lo: ir.Value, end: ir.Value) -> ir.Value:

@@ -21,6 +21,12 @@ from jit.codegen.ops_elementwise import ELEMENTWISE
 REMAPS = ("arith.constant", "tile.arange", "tile.splat", "tile.broadcast", "tile.expand_dims",
           "tile.permute", "tile.flip")
 ALWAYS_FUSED = frozenset({"arith.constant", "tile.arange", "tile.splat"})
+# integer and pointer ops cheap enough to recompute in every consumer (index and mask arithmetic)
+INDEX_OPS = frozenset({"tile.broadcast", "tile.expand_dims", "tile.permute", "tile.flip", "tile.addptr",
+                       "arith.add", "arith.sub", "arith.mul", "arith.and", "arith.or", "arith.xor", "arith.shl",
+                       "arith.shr", "arith.min", "arith.max", "arith.cmp", "arith.select", "arith.not",
+                       "arith.neg", "arith.cast"})
+MAX_INDEX_COST = 24
 FUSABLE = frozenset(REMAPS) | frozenset(name for name, info in OPS.items() if info.elementwise)
 # ops that read their tile operands element by element (or materialise them where they are)
 CONSUMERS = FUSABLE | {"tile.load", "tile.store", "tile.atomic", "tile.atomic_cas", "tile.reduce", "tile.scan",
@@ -28,24 +34,50 @@ CONSUMERS = FUSABLE | {"tile.load", "tile.store", "tile.atomic", "tile.atomic_ca
                        "tile.histogram", "tile.print", "tile.assert"}
 
 
-def fused_values(func: Function) -> set[Value]:
-    """The tile values computed inline by their consumer instead of being stored."""
-    users: dict[Value, list[Operation]] = {}
+def users(func: Function) -> dict[Value, list[Operation]]:
+    """Every value's using ops, once per operand slot (an op using a value twice appears twice)."""
+    table: dict[Value, list[Operation]] = {}
     for op in func.walk():
         for operand in op.operands:
-            users.setdefault(operand, []).append(op)
+            table.setdefault(operand, []).append(op)
+    return table
+
+
+def fused_values(func: Function, users: dict[Value, list[Operation]]) -> set[Value]:
+    """The tile values computed inline by their consumer instead of being stored."""
     fused = set()
+    index_cost: dict[Value, int] = {}
     for op in func.walk():
         if op.name not in FUSABLE or len(op.results) != 1 or op.result.type.is_scalar:
             continue
         value = op.result
         if op.name in ALWAYS_FUSED:
             fused.add(value)
+            index_cost[value] = 1
+            continue
+        cost = _index_cost(op, index_cost)
+        if cost is not None:  # index arithmetic: recomputing keeps addresses affine in the loop variable
+            fused.add(value)
+            index_cost[value] = cost
             continue
         mine = users.get(value, [])
         if len(mine) == 1 and mine[0].parent is op.parent and mine[0].name in CONSUMERS:
             fused.add(value)
     return fused
+
+
+def _index_cost(op: Operation, known: dict[Value, int]) -> int | None:
+    """Size of the expression if `op` is cheap integer/pointer arithmetic on other index expressions."""
+    if op.name not in INDEX_OPS or op.result.type.dtype.is_floating():
+        return None
+    cost = 1
+    for operand in op.operands:
+        if operand.type.is_scalar:
+            continue
+        if operand not in known:
+            return None
+        cost += known[operand]
+    return cost if cost <= MAX_INDEX_COST else None
 
 
 def element(lw, value: Value, idx: list[ir.Value]) -> ir.Value:

@@ -1,0 +1,341 @@
+"""Global memory: tile.load, tile.store, tile.atomic, tile.atomic_cas, and their bounds checks.
+
+All global accesses are emitted here (and only here), so an instrumented variant (address streams for
+the simulator, counters) has one place to hook into: `access_check` sees every access's pointer and
+mask before it happens, `_access` emits each lane's memory instruction.
+
+A check is two-phase. The fast phase is one vectorisable loop folding the active lanes' addresses into
+(min, max, or-of-bits), then a handful of compares against the buffer (or, when the pointer's origin is
+unknown, a lookup over all registered buffers). Only when that fails does a scalar loop look for the
+first bad lane, write the error record, and return the code from the program.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import llvmlite.ir as ir
+
+from dsl.dtypes import dtype
+from dsl.ir.core import Operation, Value
+from jit import abi
+from jit.codegen.llvm_types import I32, I64, from_memory, intrinsic, is_narrow_float, memory_type, \
+    register_type, to_memory
+from jit.codegen.loops import linear_index, loop_nest, row_major_strides
+
+_ORDERING = {"acq_rel": "seq_cst", "seq_cst": "seq_cst", "relaxed": "monotonic", "acquire": "acquire",
+             "release": "release"}
+_FAIL_ORDERING = {"seq_cst": "seq_cst", "monotonic": "monotonic", "acquire": "acquire", "release": "monotonic"}
+_RMW_FLOAT = {"add": "fadd", "max": "fmax", "min": "fmin", "xchg": "xchg"}
+_RMW_INT = {"add": "add", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg"}
+_RMW_SIGNED = {"max": ("max", "umax"), "min": ("min", "umin")}
+_UINT64_MAX = ir.Constant(I64, -1)
+
+
+def emit_load(lw, op: Operation) -> None:
+    ptr, mask, other = op.operands
+    dt = op.result.type.dtype
+    masked = not is_true(mask)
+    site = lw.add_site("load", op.loc, lw.provenance.buffer(ptr))
+    access_check(lw, op.result.type.shape, ptr, mask if masked else None, dt, site)
+    b = lw.b
+    buf = lw.new_buffer(op.result.type)
+
+    def lane(idx: list[ir.Value]) -> None:
+        address = lw.element(ptr, idx)
+        if not masked:
+            buf.store(b, idx, _load(b, address, dt))
+            return
+        alternative = lw.element(other, idx)
+        active = lw.element(mask, idx)
+        before = b.block
+        with b.if_then(active):
+            loaded = _load(b, address, dt)
+            loaded_in = b.block
+        value = b.phi(register_type(dt))
+        value.add_incoming(loaded, loaded_in)
+        value.add_incoming(alternative, before)
+        buf.store(b, idx, value)
+
+    loop_nest(b, buf.shape, lane)
+    lw.define(op.result, buf)
+
+
+def emit_store(lw, op: Operation) -> None:
+    ptr, value, mask = op.operands
+    dt = value.type.dtype
+    masked = not is_true(mask)
+    site = lw.add_site("store", op.loc, lw.provenance.buffer(ptr))
+    access_check(lw, ptr.type.shape, ptr, mask if masked else None, dt, site)
+    b = lw.b
+
+    def lane(idx: list[ir.Value]) -> None:
+        address = lw.element(ptr, idx)
+        stored = to_memory(b, lw.element(value, idx), dt)
+        if not masked:
+            b.store(stored, address, align=dt.itemsize)
+            return
+        with b.if_then(lw.element(mask, idx)):
+            b.store(stored, address, align=dt.itemsize)
+
+    loop_nest(b, ptr.type.shape, lane)
+
+
+def emit_atomic(lw, op: Operation) -> None:
+    """One atomic read-modify-write per active lane, in element order; masked-off lanes give 0."""
+    ptr, value, mask = op.operands
+    dt = op.result.type.dtype
+    kind = op.attrs["kind"]
+    ordering = _ORDERING[op.attrs["sem"]]
+    masked = not is_true(mask)
+    site = lw.add_site("atomic", op.loc, lw.provenance.buffer(ptr))
+    access_check(lw, op.result.type.shape, ptr, mask if masked else None, dt, site)
+    b = lw.b
+    buf = lw.new_buffer(op.result.type)
+    rmw = _rmw_emitter(dt, kind)
+
+    def lane(idx: list[ir.Value]) -> None:
+        address = lw.element(ptr, idx)
+        operand = lw.element(value, idx)
+        if not masked:
+            buf.store(b, idx, rmw(lw, address, operand, ordering))
+            return
+        before = b.block
+        with b.if_then(lw.element(mask, idx)):
+            old = rmw(lw, address, operand, ordering)
+            old_in = b.block
+        result = b.phi(old.type)
+        result.add_incoming(old, old_in)
+        result.add_incoming(ir.Constant(old.type, None), before)
+        buf.store(b, idx, result)
+
+    loop_nest(b, buf.shape, lane)
+    lw.define(op.result, buf)
+
+
+def emit_atomic_cas(lw, op: Operation) -> None:
+    """Per lane in element order: old = *p; if old == cmp (bitwise): *p = value. Gives old."""
+    ptr, cmp, value = op.operands
+    dt = op.result.type.dtype
+    ordering = _ORDERING[op.attrs["sem"]]
+    site = lw.add_site("atomic", op.loc, lw.provenance.buffer(ptr))
+    access_check(lw, op.result.type.shape, ptr, None, dt, site)
+    b = lw.b
+    buf = lw.new_buffer(op.result.type)
+    bits = ir.IntType(dt.primitive_bitwidth)
+
+    def lane(idx: list[ir.Value]) -> None:
+        address = b.bitcast(lw.element(ptr, idx), bits.as_pointer())
+        expected = _to_bits(b, lw.element(cmp, idx), dt)
+        desired = _to_bits(b, lw.element(value, idx), dt)
+        pair = b.cmpxchg(address, expected, desired, ordering, _FAIL_ORDERING[ordering])
+        buf.store(b, idx, _from_bits(b, b.extract_value(pair, 0), dt))
+
+    loop_nest(b, buf.shape, lane)
+    lw.define(op.result, buf)
+
+
+EMITTERS = {
+    "tile.load": emit_load,
+    "tile.store": emit_store,
+    "tile.atomic": emit_atomic,
+    "tile.atomic_cas": emit_atomic_cas,
+}
+
+
+def is_true(mask: Value) -> bool:
+    """The mask is the constant true, possibly splat or broadcast: no masking needed."""
+    while True:
+        op = mask.op
+        if op is None:
+            return False
+        if op.name == "arith.constant":
+            return op.attrs["value"] is True or op.attrs["value"] == 1
+        if op.name not in ("tile.splat", "tile.broadcast", "tile.expand_dims", "tile.reshape", "tile.permute"):
+            return False
+        mask = op.operands[0]
+
+
+# ----------------------------------------------------------------------------------------------------
+# bounds and alignment checks
+
+
+def access_check(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None, dt: dtype, site: int) -> None:
+    """Fail the program (error record, return code) unless every active lane's element lies inside the
+    pointer's buffer and is aligned to the element size."""
+    if not lw.checks:
+        return
+    b = lw.b
+    size = dt.itemsize
+    buffer = lw.provenance.buffer(ptr)
+    lo, hi, bits = _address_bounds(lw, shape, ptr, mask)
+    end = b.add(hi, ir.Constant(I64, size))
+    if buffer is not None:
+        base, nbytes = _buffer_bounds(lw, ir.Constant(I64, buffer))
+        inside = b.and_(b.icmp_unsigned(">=", lo, base), b.icmp_unsigned("<=", end, b.add(base, nbytes)))
+    else:
+        inside = b.icmp_signed(">=", lw.find_buffer(lo, end), ir.Constant(I64, 0))
+    ok = b.or_(b.icmp_unsigned(">", lo, hi), inside)  # lo > hi: no active lane
+    if size > 1:
+        aligned = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, size - 1)), ir.Constant(I64, 0))
+        ok = b.and_(ok, aligned)
+    ok = b.or_(ok, b.not_(lw.checks_on))
+    slow = b.append_basic_block("check.slow")
+    cont = b.append_basic_block("check.ok")
+    branch = b.cbranch(ok, cont, slow)
+    branch.set_weights([1 << 20, 1])
+    b.position_at_end(slow)
+    _find_bad_lane(lw, shape, ptr, mask, size, buffer, site)
+    b.branch(cont)
+    b.position_at_end(cont)
+
+
+def _address_bounds(lw, shape, ptr: Value, mask: Value | None) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(min, max, or) of the active lanes' addresses, in one vectorisable pass."""
+    b = lw.b
+    slots = [lw.scratch(I64, 1) for _ in range(3)]
+    for slot, init in zip(slots, (_UINT64_MAX, ir.Constant(I64, 0), ir.Constant(I64, 0))):
+        b.store(init, slot)
+    umin = intrinsic(lw.module, "llvm.umin", I64, [I64, I64])
+    umax = intrinsic(lw.module, "llvm.umax", I64, [I64, I64])
+
+    def lane(idx: list[ir.Value]) -> None:
+        address = b.ptrtoint(lw.element(ptr, idx), I64)
+        low, high, ored = address, address, address
+        if mask is not None:
+            active = lw.element(mask, idx)
+            low = b.select(active, address, _UINT64_MAX)
+            high = ored = b.select(active, address, ir.Constant(I64, 0))
+        b.store(b.call(umin, [b.load(slots[0]), low]), slots[0])
+        b.store(b.call(umax, [b.load(slots[1]), high]), slots[1])
+        b.store(b.or_(b.load(slots[2]), ored), slots[2])
+
+    loop_nest(b, shape, lane)
+    return b.load(slots[0]), b.load(slots[1]), b.load(slots[2])
+
+
+def _buffer_bounds(lw, index: ir.Value) -> tuple[ir.Value, ir.Value]:
+    b = lw.b
+    table = lw.ctx_pointer(abi.BUFFERS)
+    two = b.mul(index, ir.Constant(I64, 2))
+    base = b.load(b.gep(table, [two]))
+    nbytes = b.load(b.gep(table, [b.add(two, ir.Constant(I64, 1))]))
+    return base, nbytes
+
+
+def _find_bad_lane(lw, shape, ptr: Value, mask: Value | None, size: int, buffer: int | None, site: int) -> None:
+    """The slow path: scan lanes in order; the first out-of-bounds or misaligned one fails the program.
+    Lanes of an unknown-provenance pointer that straddle buffers but are each inside one pass."""
+    b = lw.b
+    strides = row_major_strides(shape)
+
+    def lane(idx: list[ir.Value]) -> None:
+        address = b.ptrtoint(lw.element(ptr, idx), I64)
+        end = b.add(address, ir.Constant(I64, size))
+        if buffer is not None:
+            found = ir.Constant(I64, buffer)
+            base, nbytes = _buffer_bounds(lw, found)
+            outside = b.not_(b.and_(b.icmp_unsigned(">=", address, base),
+                                    b.icmp_unsigned("<=", end, b.add(base, nbytes))))
+        else:
+            found = lw.find_buffer(address, end)
+            outside = b.icmp_signed("<", found, ir.Constant(I64, 0))
+            safe = b.select(outside, ir.Constant(I64, 0), found)
+            base, _ = _buffer_bounds(lw, safe)
+            base = b.select(outside, ir.Constant(I64, 0), base)
+        misaligned = b.icmp_unsigned("!=", b.and_(address, ir.Constant(I64, size - 1)), ir.Constant(I64, 0))
+        bad = b.or_(outside, misaligned)
+        if mask is not None:
+            bad = b.and_(bad, lw.element(mask, idx))
+        with b.if_then(bad, likely=False):
+            code = b.select(outside, ir.Constant(I32, abi.OUT_OF_BOUNDS), ir.Constant(I32, abi.MISALIGNED))
+            offset = b.sdiv(b.sub(address, base), ir.Constant(I64, size))
+            if buffer is None:
+                offset = b.select(outside, address, offset)
+            lw.fail(code, site, offset, found, linear_index(b, idx, strides))
+
+    loop_nest(b, shape, lane)
+
+
+# ----------------------------------------------------------------------------------------------------
+# one lane's memory instructions
+
+
+def _load(b: ir.IRBuilder, address: ir.Value, dt: dtype) -> ir.Value:
+    return from_memory(b, b.load(address, align=dt.itemsize), dt)
+
+
+def _to_bits(b: ir.IRBuilder, value: ir.Value, dt: dtype) -> ir.Value:
+    stored = to_memory(b, value, dt)
+    if isinstance(stored.type, ir.IntType):
+        return stored
+    if isinstance(stored.type, ir.PointerType):
+        return b.ptrtoint(stored, I64)
+    return b.bitcast(stored, ir.IntType(dt.primitive_bitwidth))
+
+
+def _from_bits(b: ir.IRBuilder, bits: ir.Value, dt: dtype) -> ir.Value:
+    mem = memory_type(dt)
+    if isinstance(mem, ir.PointerType):
+        stored = b.inttoptr(bits, mem)
+    elif isinstance(mem, ir.IntType):
+        stored = bits
+    else:
+        stored = b.bitcast(bits, mem)
+    return from_memory(b, stored, dt)
+
+
+Rmw = Callable[..., ir.Value]
+
+
+def _rmw_emitter(dt: dtype, kind: str) -> Rmw:
+    """The instruction sequence of one atomic update for this element type and kind."""
+    if is_narrow_float(dt):
+        if kind == "xchg":
+            return lambda lw, address, value, ordering: _from_bits(
+                lw.b, lw.b.atomic_rmw("xchg", address, _to_bits(lw.b, value, dt), ordering), dt)
+        return _cas_loop(dt, kind)
+    if dt.is_floating():
+        op = _RMW_FLOAT.get(kind)
+    elif kind in _RMW_SIGNED:
+        op = _RMW_SIGNED[kind][0 if dt.is_int_signed() else 1]
+    else:
+        op = _RMW_INT.get(kind)
+    if op is None or dt.is_bool():
+        raise NotImplementedError(f"tile.atomic {kind} on {dt.name}")
+    if dt.is_ptr():
+        raise NotImplementedError("atomics on pointer elements")
+    return lambda lw, address, value, ordering: lw.b.atomic_rmw(op, address, value, ordering)
+
+
+def _cas_loop(dt: dtype, kind: str) -> Rmw:
+    """Narrow-float add/max/min: compute in f32, round, and retry a compare-and-swap on the bits."""
+    if kind not in ("add", "max", "min"):
+        raise NotImplementedError(f"tile.atomic {kind} on {dt.name}")
+
+    def emit(lw, address: ir.Value, value: ir.Value, ordering: str) -> ir.Value:
+        from jit.codegen import numerics
+
+        b = lw.b
+        first = b.load_atomic(address, "monotonic", dt.itemsize)
+        before = b.block
+        retry = b.append_basic_block("cas.retry")
+        done = b.append_basic_block("cas.done")
+        b.branch(retry)
+        b.position_at_end(retry)
+        old = b.phi(first.type)
+        old.add_incoming(first, before)
+        current = from_memory(b, old, dt)
+        if kind == "add":
+            new = numerics.round_to(b, b.fadd(current, value), dt)
+        else:
+            name = "llvm.maxnum" if kind == "max" else "llvm.minnum"
+            new = b.call(intrinsic(lw.module, name, current.type, [current.type] * 2), [current, value])
+        pair = b.cmpxchg(address, old, to_memory(b, new, dt), ordering, _FAIL_ORDERING[ordering])
+        old.add_incoming(b.extract_value(pair, 0), b.block)
+        b.cbranch(b.extract_value(pair, 1), done, retry)
+        b.position_at_end(done)
+        return current
+
+    return emit
+

@@ -1,0 +1,185 @@
+"""The cost model: exact counters + machine spec -> modeled kernel time and what bounds it.
+
+"Wave roofline + latency floor" (research/simulator.md §4.3). With b resident programs per unit
+(occupancy), a grid runs in waves of b x units programs; a last, partial wave runs with fewer
+programs per unit on fewer units, which then share the L2 and DRAM bandwidth. Per wave, on one
+unit, in cycles (per-program counts are launch totals / programs):
+
+    tensor   b * sum_d F_d / (rate_d * tensor_efficiency)       / min(1, A / tensor_subcores)
+    issue    b * max(max_pipe sum_c I_c * warp_size / lanes_pipe,
+                     sum_c I_c / issue_schedulers)               / min(1, A / issue_schedulers)
+             (memory, shared and atomic warp instructions issue on the "memory" pipe)
+    shared   b * wavefronts / shared_wavefronts_per_clk
+    l2       b * sectors * sector_bytes / (l2_bytes_per_s / clock / active_units)
+    dram     b * dram_bytes / (dram_bytes_per_s * dram_efficiency / clock / active_units)
+    latency  memory_rounds * mem_latency_cycles + barriers_per_warp * barrier_cycles
+             (Little's law: a program cannot finish faster than its chain of round trips;
+              without memory_rounds from the compiler, rounds = load requests per warp /
+              (loads_in_flight_per_warp * num_stages))
+    atomics  b * (atomic_ops / atomic_ops_per_clk + atomic_serialized * atomic_serial_cycles)
+
+where A = b * num_warps resident warps. T_wave = max + alpha * (sum - max); the kernel takes
+launch_overhead_s + sum over waves / clock_hz, and at least atomic_max_multiplicity *
+atomic_serial_cycles (one hot address serialises the whole grid). Every parameter is a spec
+field, so a machine's model is data (specs / presets document each value and its source).
+
+Deviation from §4.3: no separate (num_stages - 1) * L_mem prologue; num_stages enters through
+the memory parallelism of the latency floor and through the shared bytes the compiler reports.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from simulator.counters import INSTRUCTION_CLASSES, Counters
+from simulator.occupancy import Occupancy, Waves, occupancy, waves
+from simulator.specs import MachineSpec, ceil_div, current_spec
+
+COMPONENTS = ("tensor", "issue", "shared", "l2", "dram", "latency", "atomics")
+BOUNDS = COMPONENTS + ("launch",)
+
+
+@dataclass(frozen=True)
+class WaveTiming:
+    """One wave of the modeled schedule: when it starts (after the launch overhead) and how long."""
+
+    start_s: float
+    seconds: float
+    programs: int
+    programs_per_unit: int
+    active_units: int
+    components: dict[str, float] = field(default_factory=dict)  # cycles per component
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Modeled time of one launch on one machine.
+
+    components: seconds per component summed over waves, plus "launch"; bound: the largest of
+    them (one of BOUNDS); schedule: the waves, for traces.
+    """
+
+    seconds: float
+    bound: str
+    components: dict[str, float]
+    occupancy: Occupancy
+    waves: Waves
+    schedule: tuple[WaveTiming, ...]
+    machine: str
+    units: int
+    clock_hz: float
+
+    @property
+    def active_units(self) -> int:
+        """Units that run at least one program."""
+        return max((w.active_units for w in self.schedule), default=0)
+
+
+def estimate(counters: Counters, grid: int | tuple[int, ...] | None = None,
+             spec: MachineSpec | str | None = None) -> Estimate:
+    """Modeled time of a launch whose programs did, on average, what `counters` says.
+
+    grid: the launch grid (programs = its product); default counters.programs. When counters
+    cover only sampled programs, counters.programs says how many, and the rest are assumed alike.
+    """
+    spec = current_spec(spec)
+    programs = _programs(grid) if grid is not None else counters.programs
+    if programs <= 0:
+        raise ValueError("estimate needs a grid with at least one program")
+    num_warps = counters.num_warps or 4
+    occ = occupancy(spec, num_warps, counters.registers_per_thread, counters.shared_bytes_per_program)
+    if not occ.launchable:
+        raise ValueError(f"launch cannot run on {spec.name}: {occ.limiter} limit exceeded "
+                         f"(num_warps={num_warps}, shared={counters.shared_bytes_per_program} B, "
+                         f"registers/thread={counters.registers_per_thread})")
+    plan = waves(programs, occ.programs_per_unit, spec.units)
+    per_program = _PerProgram(counters, spec, num_warps)
+
+    schedule, start = [], 0.0
+    shapes = [(occ.programs_per_unit, spec.units, plan.full_waves)]
+    if plan.tail_programs:
+        per_unit = ceil_div(plan.tail_programs, spec.units)
+        shapes.append((per_unit, min(spec.units, plan.tail_programs), 1))
+    totals = dict.fromkeys(COMPONENTS, 0.0)
+    for per_unit, units, count in shapes:
+        if count == 0:
+            continue
+        cycles = _wave_components(per_program, spec, per_unit, units, num_warps)
+        wave_cycles = _blend(cycles, spec.alpha)
+        in_wave = plan.slots if per_unit == occ.programs_per_unit and units == spec.units else plan.tail_programs
+        for _ in range(count):
+            schedule.append(WaveTiming(start_s=start, seconds=wave_cycles / spec.clock_hz, programs=in_wave,
+                                       programs_per_unit=per_unit, active_units=units, components=cycles))
+            start += wave_cycles / spec.clock_hz
+        for name in COMPONENTS:
+            totals[name] += count * cycles[name] / spec.clock_hz
+
+    contention = counters.atomic_max_multiplicity * spec.atomic_serial_cycles / spec.clock_hz
+    body = max(start, contention)
+    totals["atomics"] = max(totals["atomics"], contention)
+    totals["launch"] = spec.launch_overhead_s
+    bound = max(BOUNDS, key=lambda name: totals[name])
+    return Estimate(seconds=spec.launch_overhead_s + body, bound=bound, components=totals, occupancy=occ,
+                    waves=plan, schedule=tuple(schedule), machine=spec.name, units=spec.units,
+                    clock_hz=spec.clock_hz)
+
+
+class _PerProgram:
+    """Average counts of one program, and the per-program cycle costs that do not depend on the wave."""
+
+    def __init__(self, counters: Counters, spec: MachineSpec, num_warps: int) -> None:
+        n = max(1, counters.programs)
+        self.tensor_cycles = sum(flops / (spec.tensor_rate(dtype) * spec.tensor_efficiency)
+                                 for dtype, flops in counters.tensor_flops.items()) / n
+        pipes: dict[str, float] = {}
+        for cls, count in counters.instructions.items():
+            pipe = INSTRUCTION_CLASSES.get(cls, "alu")
+            pipes[pipe] = pipes.get(pipe, 0.0) + count
+        memory = (counters.load_requests + counters.store_requests + counters.shared_requests
+                  + counters.atomic_requests)
+        pipes["memory"] = pipes.get("memory", 0.0) + memory
+        pipe_cycles = max((count * spec.warp_size / spec.simt_lanes_per_clk[p] for p, count in pipes.items()),
+                          default=0.0)
+        slot_cycles = sum(pipes.values()) / spec.issue_schedulers
+        self.issue_cycles = max(pipe_cycles, slot_cycles) / n
+        self.wavefronts = counters.shared_wavefronts / n
+        self.l2_bytes = counters.global_sectors * spec.sector_bytes / n
+        self.dram_bytes = counters.dram_bytes / n
+        self.atomic_cycles = (counters.atomic_ops / spec.atomic_ops_per_clk
+                              + counters.atomic_serialized * spec.atomic_serial_cycles) / n
+        rounds = counters.memory_rounds / n
+        if not counters.memory_rounds and counters.load_requests:
+            per_warp = counters.load_requests / n / num_warps
+            rounds = math.ceil(per_warp / (spec.loads_in_flight_per_warp * max(1, counters.num_stages)))
+        barriers_per_warp = counters.barriers / n / num_warps
+        self.latency_cycles = rounds * spec.mem_latency_cycles + barriers_per_warp * spec.barrier_cycles
+
+
+def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: int,
+                     num_warps: int) -> dict[str, float]:
+    """Cycles of each component for one wave with `per_unit` programs on each of `units` units."""
+    warps = per_unit * num_warps
+    l2_per_clk = spec.l2_bytes_per_s / spec.clock_hz / units
+    dram_per_clk = spec.dram_bytes_per_s * spec.dram_efficiency / spec.clock_hz / units
+    return {
+        "tensor": per_unit * p.tensor_cycles * spec.tensor_subcores / min(spec.tensor_subcores, warps),
+        "issue": per_unit * p.issue_cycles * spec.issue_schedulers / min(spec.issue_schedulers, warps),
+        "shared": per_unit * p.wavefronts / spec.shared_wavefronts_per_clk,
+        "l2": per_unit * p.l2_bytes / l2_per_clk,
+        "dram": per_unit * p.dram_bytes / dram_per_clk,
+        "latency": p.latency_cycles,
+        "atomics": per_unit * p.atomic_cycles,
+    }
+
+
+def _blend(cycles: dict[str, float], alpha: float) -> float:
+    """max + alpha * (sum - max): alpha = 0 is a pure roofline, larger alpha less overlap."""
+    top = max(cycles.values())
+    return top + alpha * (sum(cycles.values()) - top)
+
+
+def _programs(grid: int | tuple[int, ...]) -> int:
+    if isinstance(grid, int):
+        return grid
+    return math.prod(grid)

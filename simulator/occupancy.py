@@ -1,0 +1,132 @@
+"""Occupancy: how many programs fit on one compute unit at once, and how many waves a grid takes.
+
+Rule (research/simulator.md §3.3, CUDA Best Practices §11.1.1), with the warp width taken from
+the spec:
+
+    programs = min(max_programs_per_unit,
+                   floor(max_warps_per_unit / num_warps),
+                   floor(registers_per_unit / (num_warps * registers_per_warp)),
+                   floor(shared_bytes_per_unit / (shared_bytes + shared_reserved)))
+    registers_per_warp = ceil(warp_size * registers_per_thread / alloc_unit) * alloc_unit
+
+A program that exceeds a per-program limit (threads, registers, shared memory) cannot launch:
+`programs_per_unit` is 0 and `limiter` names the limit. The simpler calculator above ignores the
+per-sub-partition register split of NVIDIA's official one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.specs import MachineSpec, ceil_div, current_spec
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """Resident programs per unit and what limits them."""
+
+    programs_per_unit: int
+    warps_per_program: int
+    limiter: str
+    limits: dict[str, int]
+    max_warps_per_unit: int
+
+    @property
+    def active_warps(self) -> int:
+        return self.programs_per_unit * self.warps_per_program
+
+    @property
+    def fraction(self) -> float:
+        """Resident warps / the unit's warp slots (the usual 'occupancy')."""
+        return self.active_warps / self.max_warps_per_unit
+
+    @property
+    def launchable(self) -> bool:
+        return self.programs_per_unit > 0
+
+
+@dataclass(frozen=True)
+class Waves:
+    """How a grid of programs is cut into waves of `slots` = programs_per_unit x units."""
+
+    programs: int
+    slots: int
+    full_waves: int
+    tail_programs: int
+
+    @property
+    def count(self) -> int:
+        return self.full_waves + (1 if self.tail_programs else 0)
+
+    @property
+    def tail_utilisation(self) -> float:
+        """Fraction of slots busy in the last wave (1.0 when the grid fills every wave)."""
+        if not self.tail_programs:
+            return 1.0
+        return self.tail_programs / self.slots
+
+    @property
+    def utilisation(self) -> float:
+        """Programs / (waves x slots): how much of the machine the grid uses on average."""
+        return self.programs / (self.count * self.slots) if self.count else 0.0
+
+
+def occupancy(
+    spec: MachineSpec | str | None = None,
+    num_warps: int = 4,
+    registers_per_thread: int = 0,
+    shared_bytes_per_program: int = 0,
+) -> Occupancy:
+    """Resident programs per unit for one launch configuration (registers 0 = unknown, not limiting)."""
+    spec = current_spec(spec)
+    if num_warps <= 0:
+        raise ValueError(f"num_warps must be positive, got {num_warps}")
+    registers = min(registers_per_thread, spec.max_registers_per_thread)
+    per_warp = ceil_div(spec.warp_size * registers, spec.register_alloc_unit) * spec.register_alloc_unit
+    per_program_registers = num_warps * per_warp
+    shared = shared_bytes_per_program + spec.shared_reserved_per_program
+
+    limits = {
+        "programs": spec.max_programs_per_unit,
+        "warps": spec.max_warps_per_unit // num_warps,
+        "registers": spec.registers_per_unit // per_program_registers if per_program_registers else
+        spec.max_programs_per_unit,
+        "shared": spec.shared_bytes_per_unit // shared if shared else spec.max_programs_per_unit,
+    }
+    blockers = {
+        "threads": num_warps * spec.warp_size > spec.max_threads_per_program,
+        "registers": per_program_registers > spec.registers_per_program,
+        "shared": shared_bytes_per_program > spec.shared_bytes_per_program_max,
+    }
+    for name, blocked in blockers.items():
+        if blocked:
+            limits[name] = 0
+    limiter = min(limits, key=lambda k: (limits[k], _PRIORITY.index(k) if k in _PRIORITY else 99))
+    return Occupancy(programs_per_unit=max(0, min(limits.values())), warps_per_program=num_warps,
+                     limiter=limiter, limits=limits, max_warps_per_unit=spec.max_warps_per_unit)
+
+
+# When limits tie, name the hardware maximum first (nothing to fix), then what a user can change.
+_PRIORITY = ("threads", "warps", "programs", "shared", "registers")
+
+
+def waves(programs: int, programs_per_unit: int, units: int) -> Waves:
+    """Full waves and the tail of a grid of `programs` on `units` units."""
+    if programs_per_unit <= 0:
+        raise ValueError("no program fits on a unit (programs_per_unit is 0)")
+    slots = programs_per_unit * units
+    return Waves(programs=programs, slots=slots, full_waves=programs // slots,
+                 tail_programs=programs % slots)
+
+
+def estimate_registers(live_bytes_per_program: int, num_warps: int, spec: MachineSpec | str | None = None,
+                       base: int = 24) -> int:
+    """A register estimate from the bytes of tile values live at once in one program.
+
+    Each thread holds live_bytes / threads bytes in 4-B registers, plus `base` registers for
+    addresses, indices and loop state (an assumption). Clamped to the spec's per-thread maximum;
+    the compiler replaces this when it has a real allocation.
+    """
+    spec = current_spec(spec)
+    threads = num_warps * spec.warp_size
+    return min(spec.max_registers_per_thread, base + ceil_div(max(0, live_bytes_per_program), 4 * threads))
