@@ -19,6 +19,7 @@ from dsl.frontend import ParsedSource, is_constexpr_annotation
 from dsl.ir.core import TileType
 from jit import compiler, launcher
 
+_MISSING = object()
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "machine", "checks", "interpret", "enable_fp_fusion",
                   "maxnreg", "debug", "warp_size", "extern_libs")
 
@@ -44,6 +45,8 @@ class JITFunction:
         self._parsed: ParsedSource | None = None
         self._cache_key: str | None = None
         self.compiled: dict = {}  # specialisation key -> CompiledKernel
+        self._plain: bool | None = None
+        self._defaults = {p.name: (p.default if p.default is not p.empty else _MISSING) for p in self.params}
 
     def _param_name(self, p) -> str:
         return self.arg_names[p] if isinstance(p, int) else p
@@ -88,35 +91,60 @@ class JITFunction:
     def bind(self, args, kwargs) -> tuple[dict, dict, list]:
         """Split a call into (signature, launch options, runtime argument values)."""
         options = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS}
-        try:
-            bound = self.signature.bind(*args, **kwargs)
-        except TypeError as e:
-            unknown = [k for k in kwargs if k not in self.arg_names]
-            if unknown:
-                raise KeyError(f"Keyword argument {unknown[0]} was specified but unrecognised") from None
-            raise TypeError(f"{self.__name__}: {e}") from None
-        bound.apply_defaults()
+        arguments = self._bind_fast(args, kwargs)
+        if arguments is None:
+            try:
+                bound = self.signature.bind(*args, **kwargs)
+            except TypeError as e:
+                unknown = [k for k in kwargs if k not in self.arg_names]
+                if unknown:
+                    raise KeyError(f"Keyword argument {unknown[0]} was specified but unrecognised") from None
+                raise TypeError(f"{self.__name__}: {e}") from None
+            bound.apply_defaults()
+            arguments = bound.arguments
         signature, runtime = {}, []
-        for name, value in bound.arguments.items():
+        for name, value in arguments.items():
             value = unwrap(value)
             if name in self.constexprs:
                 signature[name] = value
                 continue
             kind = launcher.classify(value, name, self.__name__, specialize=name not in self.do_not_specialize)
-            if isinstance(kind, TileType):
+            if isinstance(kind, launcher.Buffer):
+                signature[name] = kind.type
+                runtime.append((name, kind, kind.type))
+            elif isinstance(kind, TileType):
                 signature[name] = kind
                 runtime.append((name, value, kind))
             else:
                 signature[name] = kind.value
         return signature, options, runtime
 
+    def _bind_fast(self, args, kwargs) -> dict | None:
+        """Bind plain positional-or-keyword parameters without inspect (launch overhead); None = use inspect."""
+        if self._plain is None:
+            self._plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in self.params)
+        if not self._plain or len(args) > len(self.params):
+            return None
+        arguments = dict(zip(self.arg_names, args))
+        for name in self.arg_names[len(args):]:
+            if name in kwargs:
+                arguments[name] = kwargs[name]
+            elif self._defaults.get(name, _MISSING) is not _MISSING:
+                arguments[name] = self._defaults[name]
+            else:
+                return None
+        if len(kwargs) != len(arguments) - len(args):
+            return None
+        return arguments
+
     def run(self, *args, grid, **kwargs):
         signature, options, runtime = self.bind(args, dict(kwargs))
         opts = _options(options)
         kernel = self.get_compiled(signature, opts)
-        meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
-                **{n: v for n, v, _ in runtime}, **options}
-        grid = grid(meta) if callable(grid) else grid
+        if callable(grid):
+            meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
+                    **{n: (v.keepalive if isinstance(v, launcher.Buffer) else v) for n, v, _ in runtime}, **options}
+            grid = grid(meta)
         launcher.launch(kernel, grid, runtime, machine=options.get("machine"), kernel_name=self.__name__)
         return kernel
 
@@ -170,6 +198,9 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
+_CPUS = os.cpu_count() or 1
+
+
 def num_threads() -> int:
     value = os.environ.get("WAVETILE_NUM_THREADS")
-    return max(1, int(value)) if value else (os.cpu_count() or 1)
+    return max(1, int(value)) if value else _CPUS

@@ -7,6 +7,7 @@ share programs through an atomic counter. ctypes drops the GIL during each call.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import struct
 import sys
@@ -32,8 +33,9 @@ def checks_enabled() -> bool:
     return os.environ.get("WAVETILE_CHECKS", "1") != "0"
 
 
-def classify(value, name: str, kernel: str, specialize: bool = True) -> TileType | constexpr:
-    """The type a runtime argument gets (Triton's rules), or a constexpr for values that specialise."""
+def classify(value, name: str, kernel: str, specialize: bool = True) -> TileType | constexpr | Buffer:
+    """The type a runtime argument gets (Triton's rules), a constexpr for values that specialise,
+    or the Buffer of an array argument (its type is `buffer.type`)."""
     if isinstance(value, (bool, np.bool_)):
         return TileType(T.int1)
     if isinstance(value, (int, np.integer)):
@@ -53,7 +55,7 @@ def classify(value, name: str, kernel: str, specialize: bool = True) -> TileType
         return constexpr(value)
     buf = as_buffer(value)
     if buf is not None:
-        return TileType(T.pointer_type(buf.dtype))
+        return buf
     raise TypeError(f"{kernel}: argument {name} has unsupported type {type(value).__name__}; "
                     "pass a numpy array, a tensor with __dlpack__, a number or a bool")
 
@@ -61,10 +63,16 @@ def classify(value, name: str, kernel: str, specialize: bool = True) -> TileType
 class Buffer:
     """A pointer argument: its element type, the address of element 0 and the byte range it may touch."""
 
-    __slots__ = ("dtype", "address", "low", "high", "keepalive")
+    __slots__ = ("dtype", "type", "address", "low", "high", "keepalive")
 
     def __init__(self, dtype, address, low, high, keepalive):
         self.dtype, self.address, self.low, self.high, self.keepalive = dtype, address, low, high, keepalive
+        self.type = _pointer_tile(dtype)
+
+
+@functools.cache
+def _pointer_tile(dtype) -> TileType:
+    return TileType(T.pointer_type(dtype))
 
 
 def as_buffer(value) -> Buffer | None:
@@ -84,15 +92,29 @@ def as_buffer(value) -> Buffer | None:
 
 
 def _numpy_buffer(arr: np.ndarray) -> Buffer:
-    dtype = T.from_numpy(arr.dtype)
-    low, high = np.lib.array_utils.byte_bounds(arr) if hasattr(np.lib, "array_utils") else np.byte_bounds(arr)
-    return Buffer(dtype, arr.__array_interface__["data"][0], low, high, arr)
+    dtype = _numpy_dtype(arr.dtype)
+    address = arr.ctypes.data
+    if arr.flags.c_contiguous:
+        low, high = address, address + arr.nbytes
+    else:
+        low, high = _byte_bounds(arr)
+    return Buffer(dtype, address, low, high, arr)
+
+
+@functools.cache
+def _numpy_dtype(np_dtype) -> T.dtype:
+    return T.from_numpy(np_dtype)
+
+
+def _byte_bounds(arr: np.ndarray) -> tuple[int, int]:
+    utils = getattr(np.lib, "array_utils", None)
+    return utils.byte_bounds(arr) if utils is not None else np.byte_bounds(arr)
 
 
 def _arg_slot(value, type: TileType) -> int:
     d = type.dtype
     if d.is_ptr():
-        return as_buffer(value).address
+        return value.address
     if d == T.float32:
         return struct.unpack("<I", struct.pack("<f", float(value)))[0]
     if d == T.float64:
@@ -125,7 +147,7 @@ def launch(kernel, grid, runtime: list, machine=None, kernel_name: str = "") -> 
     total = grid[0] * grid[1] * grid[2]
     if total == 0:
         return
-    buffers = [as_buffer(v) for _, v, t in runtime if t.dtype.is_ptr()]
+    buffers = [v for _, v, t in runtime if t.dtype.is_ptr()]
     args = (ctypes.c_int64 * max(1, len(runtime)))(*[_arg_slot(v, t) for _, v, t in runtime])
     bounds = (ctypes.c_int64 * max(2, 2 * len(buffers)))(
         *[x for b in buffers for x in (b.low, b.high - b.low)])

@@ -183,3 +183,31 @@ def _programs(grid: int | tuple[int, ...]) -> int:
     if isinstance(grid, int):
         return grid
     return math.prod(grid)
+
+
+# What drives each component, to share a launch's component time among its source lines.
+_DRIVERS = {
+    "tensor": lambda c: sum(c.tensor_flops.values()),
+    "issue": lambda c: c.warp_instructions + c.global_requests + c.shared_requests + c.atomic_requests,
+    "shared": lambda c: c.shared_wavefronts,
+    "l2": lambda c: c.global_sectors,
+    "dram": lambda c: c.dram_bytes,
+    "latency": lambda c: c.load_requests + c.barriers,
+    "atomics": lambda c: c.atomic_ops + c.atomic_serialized,
+}
+
+
+def attribute(result: Estimate, lines: dict) -> dict:
+    """Modeled seconds per source line: each component's time is split among lines in proportion to
+    the counter that drives it, then all lines are scaled to sum to the kernel time (launch excluded).
+    A ranking heuristic for hot lines, not a second model."""
+    raw = dict.fromkeys(lines, 0.0)
+    for name, driver in _DRIVERS.items():
+        weights = {key: float(driver(c)) for key, c in lines.items()}
+        total = sum(weights.values())
+        if total and result.components.get(name):
+            for key, weight in weights.items():
+                raw[key] += result.components[name] * weight / total
+    body = max(0.0, result.seconds - result.components.get("launch", 0.0))
+    scale = body / sum(raw.values()) if sum(raw.values()) else 0.0
+    return {key: value * scale for key, value in raw.items()}

@@ -137,40 +137,51 @@ def _splat(lw, op, idx):
     return lw.scalars[op.operands[0]]
 
 
-def _broadcast(lw, op, idx):
-    src = op.operands[0].type.shape
+def source_index(lw, op: Operation, idx: list[ir.Value]) -> list[ir.Value]:
+    """For ops that only reindex (broadcast, expand_dims, permute, flip): the operand's index."""
+    return _INDEX_MAPS[op.name](lw, op, idx)
+
+
+def _broadcast_index(lw, op, idx):
     zero = ir.Constant(I64, 0)
-    return element(lw, op.operands[0], [zero if s == 1 else i for s, i in zip(src, idx)])
+    return [zero if s == 1 else i for s, i in zip(op.operands[0].type.shape, idx)]
 
 
-def _expand_dims(lw, op, idx):
+def _expand_dims_index(lw, op, idx):
     axis = op.attrs["axis"]
-    return element(lw, op.operands[0], idx[:axis] + idx[axis + 1:])
+    return idx[:axis] + idx[axis + 1:]
 
 
-def _permute(lw, op, idx):
-    order = op.attrs["order"]
-    src_idx = [None] * len(order)
-    for i, o in enumerate(order):
+def _permute_index(lw, op, idx):
+    src_idx = [None] * len(idx)
+    for i, o in enumerate(op.attrs["order"]):
         src_idx[o] = idx[i]
-    return element(lw, op.operands[0], src_idx)
+    return src_idx
 
 
-def _flip(lw, op, idx):
+def _flip_index(lw, op, idx):
     axis = op.attrs["axis"]
     n = op.result.type.shape[axis]
-    flipped = lw.b.sub(ir.Constant(I64, n - 1), idx[axis], flags=["nsw"])
-    return element(lw, op.operands[0], idx[:axis] + [flipped] + idx[axis + 1:])
+    return idx[:axis] + [lw.b.sub(ir.Constant(I64, n - 1), idx[axis], flags=["nsw"])] + idx[axis + 1:]
+
+
+_INDEX_MAPS = {
+    "tile.broadcast": _broadcast_index,
+    "tile.expand_dims": _expand_dims_index,
+    "tile.permute": _permute_index,
+    "tile.flip": _flip_index,
+}
+
+
+def _reindex(lw, op, idx):
+    return element(lw, op.operands[0], source_index(lw, op, idx))
 
 
 _REMAPS = {
     "arith.constant": _constant,
     "tile.arange": _arange,
     "tile.splat": _splat,
-    "tile.broadcast": _broadcast,
-    "tile.expand_dims": _expand_dims,
-    "tile.permute": _permute,
-    "tile.flip": _flip,
+    **{name: _reindex for name in _INDEX_MAPS},
 }
 
 

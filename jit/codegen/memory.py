@@ -19,8 +19,17 @@ import llvmlite.ir as ir
 from dsl.dtypes import dtype
 from dsl.ir.core import Operation, Value
 from jit import abi
-from jit.codegen.llvm_types import I32, I64, from_memory, intrinsic, is_narrow_float, memory_type, \
-    register_type, to_memory
+from jit.codegen.addresses import element_offset, offset_terms, pointer_base
+from jit.codegen.llvm_types import (
+    I32,
+    I64,
+    from_memory,
+    intrinsic,
+    is_narrow_float,
+    memory_type,
+    register_type,
+    to_memory,
+)
 from jit.codegen.loops import linear_index, loop_nest, row_major_strides
 
 _ORDERING = {"acq_rel": "seq_cst", "seq_cst": "seq_cst", "relaxed": "monotonic", "acquire": "acquire",
@@ -41,23 +50,26 @@ def emit_load(lw, op: Operation) -> None:
     b = lw.b
     buf = lw.new_buffer(op.result.type)
 
-    def lane(idx: list[ir.Value]) -> None:
-        address = lw.element(ptr, idx)
-        if not masked:
-            buf.store(b, idx, _load(b, address, dt))
-            return
-        alternative = lw.element(other, idx)
-        active = lw.element(mask, idx)
-        before = b.block
-        with b.if_then(active):
-            loaded = _load(b, address, dt)
-            loaded_in = b.block
-        value = b.phi(register_type(dt))
-        value.add_incoming(loaded, loaded_in)
-        value.add_incoming(alternative, before)
-        buf.store(b, idx, value)
+    def loop(masked: bool) -> None:
+        def lane(idx: list[ir.Value]) -> None:
+            address = lw.element(ptr, idx)
+            if not masked:
+                buf.store(b, idx, _load(b, address, dt))
+                return
+            alternative = lw.element(other, idx)
+            active = lw.element(mask, idx)
+            before = b.block
+            with b.if_then(active):
+                loaded = _load(b, address, dt)
+                loaded_in = b.block
+            value = b.phi(register_type(dt))
+            value.add_incoming(loaded, loaded_in)
+            value.add_incoming(alternative, before)
+            buf.store(b, idx, value)
 
-    loop_nest(b, buf.shape, lane)
+        loop_nest(b, buf.shape, lane)
+
+    _versioned(lw, buf.shape, mask if masked else None, loop)
     lw.define(op.result, buf)
 
 
@@ -69,16 +81,33 @@ def emit_store(lw, op: Operation) -> None:
     access_check(lw, ptr.type.shape, ptr, mask if masked else None, dt, site)
     b = lw.b
 
-    def lane(idx: list[ir.Value]) -> None:
-        address = lw.element(ptr, idx)
-        stored = to_memory(b, lw.element(value, idx), dt)
-        if not masked:
-            b.store(stored, address, align=dt.itemsize)
-            return
-        with b.if_then(lw.element(mask, idx)):
-            b.store(stored, address, align=dt.itemsize)
+    def loop(masked: bool) -> None:
+        def lane(idx: list[ir.Value]) -> None:
+            address = lw.element(ptr, idx)
+            stored = to_memory(b, lw.element(value, idx), dt)
+            if not masked:
+                b.store(stored, address, align=dt.itemsize)
+                return
+            with b.if_then(lw.element(mask, idx)):
+                b.store(stored, address, align=dt.itemsize)
 
-    loop_nest(b, ptr.type.shape, lane)
+        loop_nest(b, ptr.type.shape, lane)
+
+    _versioned(lw, ptr.type.shape, mask if masked else None, loop)
+
+
+def _versioned(lw, shape, mask: Value | None, loop) -> None:
+    """loop(masked) twice: unmasked when every lane is on at run time (full vectors, no masked
+    instructions, which are slow or scalarised on many CPUs), masked otherwise."""
+    if mask is None or not shape:
+        loop(mask is not None)
+        return
+    b = lw.b
+    with b.if_else(all_active(lw, shape, mask), likely=True) as (full, partial):
+        with full:
+            loop(False)
+        with partial:
+            loop(True)
 
 
 def emit_atomic(lw, op: Operation) -> None:
@@ -154,107 +183,6 @@ def is_true(mask: Value) -> bool:
         if op.name not in ("tile.splat", "tile.broadcast", "tile.expand_dims", "tile.reshape", "tile.permute"):
             return False
         mask = op.operands[0]
-
-
-# ----------------------------------------------------------------------------------------------------
-# bounds and alignment checks
-
-
-def access_check(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None, dt: dtype, site: int) -> None:
-    """Fail the program (error record, return code) unless every active lane's element lies inside the
-    pointer's buffer and is aligned to the element size."""
-    if not lw.checks:
-        return
-    b = lw.b
-    size = dt.itemsize
-    buffer = lw.provenance.buffer(ptr)
-    lo, hi, bits = _address_bounds(lw, shape, ptr, mask)
-    end = b.add(hi, ir.Constant(I64, size))
-    if buffer is not None:
-        base, nbytes = _buffer_bounds(lw, ir.Constant(I64, buffer))
-        inside = b.and_(b.icmp_unsigned(">=", lo, base), b.icmp_unsigned("<=", end, b.add(base, nbytes)))
-    else:
-        inside = b.icmp_signed(">=", lw.find_buffer(lo, end), ir.Constant(I64, 0))
-    ok = b.or_(b.icmp_unsigned(">", lo, hi), inside)  # lo > hi: no active lane
-    if size > 1:
-        aligned = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, size - 1)), ir.Constant(I64, 0))
-        ok = b.and_(ok, aligned)
-    ok = b.or_(ok, b.not_(lw.checks_on))
-    slow = b.append_basic_block("check.slow")
-    cont = b.append_basic_block("check.ok")
-    branch = b.cbranch(ok, cont, slow)
-    branch.set_weights([1 << 20, 1])
-    b.position_at_end(slow)
-    _find_bad_lane(lw, shape, ptr, mask, size, buffer, site)
-    b.branch(cont)
-    b.position_at_end(cont)
-
-
-def _address_bounds(lw, shape, ptr: Value, mask: Value | None) -> tuple[ir.Value, ir.Value, ir.Value]:
-    """(min, max, or) of the active lanes' addresses, in one vectorisable pass."""
-    b = lw.b
-    slots = [lw.scratch(I64, 1) for _ in range(3)]
-    for slot, init in zip(slots, (_UINT64_MAX, ir.Constant(I64, 0), ir.Constant(I64, 0))):
-        b.store(init, slot)
-    umin = intrinsic(lw.module, "llvm.umin", I64, [I64, I64])
-    umax = intrinsic(lw.module, "llvm.umax", I64, [I64, I64])
-
-    def lane(idx: list[ir.Value]) -> None:
-        address = b.ptrtoint(lw.element(ptr, idx), I64)
-        low, high, ored = address, address, address
-        if mask is not None:
-            active = lw.element(mask, idx)
-            low = b.select(active, address, _UINT64_MAX)
-            high = ored = b.select(active, address, ir.Constant(I64, 0))
-        b.store(b.call(umin, [b.load(slots[0]), low]), slots[0])
-        b.store(b.call(umax, [b.load(slots[1]), high]), slots[1])
-        b.store(b.or_(b.load(slots[2]), ored), slots[2])
-
-    loop_nest(b, shape, lane)
-    return b.load(slots[0]), b.load(slots[1]), b.load(slots[2])
-
-
-def _buffer_bounds(lw, index: ir.Value) -> tuple[ir.Value, ir.Value]:
-    b = lw.b
-    table = lw.ctx_pointer(abi.BUFFERS)
-    two = b.mul(index, ir.Constant(I64, 2))
-    base = b.load(b.gep(table, [two]))
-    nbytes = b.load(b.gep(table, [b.add(two, ir.Constant(I64, 1))]))
-    return base, nbytes
-
-
-def _find_bad_lane(lw, shape, ptr: Value, mask: Value | None, size: int, buffer: int | None, site: int) -> None:
-    """The slow path: scan lanes in order; the first out-of-bounds or misaligned one fails the program.
-    Lanes of an unknown-provenance pointer that straddle buffers but are each inside one pass."""
-    b = lw.b
-    strides = row_major_strides(shape)
-
-    def lane(idx: list[ir.Value]) -> None:
-        address = b.ptrtoint(lw.element(ptr, idx), I64)
-        end = b.add(address, ir.Constant(I64, size))
-        if buffer is not None:
-            found = ir.Constant(I64, buffer)
-            base, nbytes = _buffer_bounds(lw, found)
-            outside = b.not_(b.and_(b.icmp_unsigned(">=", address, base),
-                                    b.icmp_unsigned("<=", end, b.add(base, nbytes))))
-        else:
-            found = lw.find_buffer(address, end)
-            outside = b.icmp_signed("<", found, ir.Constant(I64, 0))
-            safe = b.select(outside, ir.Constant(I64, 0), found)
-            base, _ = _buffer_bounds(lw, safe)
-            base = b.select(outside, ir.Constant(I64, 0), base)
-        misaligned = b.icmp_unsigned("!=", b.and_(address, ir.Constant(I64, size - 1)), ir.Constant(I64, 0))
-        bad = b.or_(outside, misaligned)
-        if mask is not None:
-            bad = b.and_(bad, lw.element(mask, idx))
-        with b.if_then(bad, likely=False):
-            code = b.select(outside, ir.Constant(I32, abi.OUT_OF_BOUNDS), ir.Constant(I32, abi.MISALIGNED))
-            offset = b.sdiv(b.sub(address, base), ir.Constant(I64, size))
-            if buffer is None:
-                offset = b.select(outside, address, offset)
-            lw.fail(code, site, offset, found, linear_index(b, idx, strides))
-
-    loop_nest(b, shape, lane)
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -1,0 +1,129 @@
+"""The cost model moves the right way and names the right bound."""
+
+import pytest
+
+from simulator import BOUNDS, Counters, estimate
+from simulator.specs import get_spec
+
+
+def copy_kernel(programs, bytes_per_program=8192, num_warps=4, **extra):
+    """Counters of a streaming copy: each program loads and stores bytes_per_program, coalesced."""
+    requests = bytes_per_program // 128
+    fields = dict(
+        instructions={"integer": 6 * requests, "compare_select": requests},
+        load_requests=requests * programs, load_sectors=4 * requests * programs,
+        store_requests=requests * programs, store_sectors=4 * requests * programs,
+        dram_read_bytes=bytes_per_program * programs, dram_write_bytes=bytes_per_program * programs,
+        l2_misses=8 * requests * programs, programs=programs, num_warps=num_warps, registers_per_thread=32,
+    )
+    fields["instructions"] = {k: v * programs for k, v in fields["instructions"].items()}
+    fields.update(extra)
+    return Counters(**fields)
+
+
+def matmul_tile(programs, block=128, k=4096, num_warps=8, shared=64 * 1024):
+    """Counters of a tensor-core GEMM tile per program (operands mostly from L2)."""
+    flops = 2 * block * block * k
+    return Counters(
+        tensor_flops={"bf16": flops * programs}, instructions={"fp_fma": 64 * programs},
+        load_requests=2 * block * k * 2 // 128 * programs, load_sectors=2 * block * k * 2 // 32 * programs,
+        dram_read_bytes=2 * block * k * 2 * programs // 8, shared_wavefronts=2 * block * k * 2 // 128 * programs,
+        memory_rounds=k // 64 * programs, programs=programs, num_warps=num_warps, num_stages=3,
+        shared_bytes_per_program=shared,
+    )
+
+
+def test_more_dram_bytes_take_longer_for_a_memory_bound_kernel():
+    small = estimate(copy_kernel(4096), 4096, "h200")
+    big = estimate(copy_kernel(4096, bytes_per_program=4 * 8192), 4096, "h200")
+    assert small.bound == big.bound == "dram"
+    assert big.seconds > 3 * (small.seconds - small.components["launch"])
+
+
+def test_copy_time_is_near_the_bandwidth_roofline():
+    c = copy_kernel(65536, bytes_per_program=16384)
+    spec = get_spec("h200")
+    result = estimate(c, 65536, spec)
+    ideal = c.dram_bytes / (spec.dram_bytes_per_s * spec.dram_efficiency)
+    assert ideal < result.seconds - spec.launch_overhead_s < 1.3 * ideal
+
+
+def test_the_same_kernel_is_slower_on_a_slower_machine():
+    c = copy_kernel(8192)
+    times = {m: estimate(c, 8192, m).seconds for m in ("h200", "mtt-s5000", "mtt-s4000")}
+    assert times["h200"] < times["mtt-s5000"] < times["mtt-s4000"]
+
+
+def test_grid_smaller_than_the_units_leaves_units_idle():
+    spec = get_spec("h200")
+    half = estimate(matmul_tile(66), 66, spec)
+    full = estimate(matmul_tile(132), 132, spec)
+    assert half.active_units == 66 < spec.units
+    assert full.active_units == spec.units
+    assert half.bound == full.bound == "tensor"
+    assert half.seconds == pytest.approx(full.seconds, rel=0.05)  # twice the work in the same time
+
+
+def test_tail_wave_costs_a_whole_wave_for_a_compute_bound_kernel():
+    spec = get_spec("h200")
+    fits = estimate(matmul_tile(2 * 132, shared=100 * 1024), 2 * 132, spec)
+    spills = estimate(matmul_tile(2 * 132 + 1, shared=100 * 1024), 2 * 132 + 1, spec)
+    assert fits.waves.count == 1 and spills.waves.count == 2
+    assert spills.seconds > 1.4 * fits.seconds - spec.launch_overhead_s
+
+
+def test_larger_tiles_lower_occupancy_when_shared_memory_limits():
+    small = estimate(matmul_tile(1024, shared=48 * 1024), 1024, "h200")
+    large = estimate(matmul_tile(1024, shared=160 * 1024), 1024, "h200")
+    assert large.occupancy.programs_per_unit < small.occupancy.programs_per_unit
+    assert large.occupancy.limiter == "shared"
+    assert large.waves.count > small.waves.count
+
+
+def test_bank_conflicts_can_make_shared_memory_the_bound():
+    clean = matmul_tile(1024)
+    conflicted = matmul_tile(1024)
+    conflicted.shared_wavefronts *= 32
+    conflicted.shared_bank_conflicts = conflicted.shared_wavefronts * 31 // 32
+    assert estimate(conflicted, 1024, "h200").bound == "shared"
+    assert estimate(conflicted, 1024, "h200").seconds > estimate(clean, 1024, "h200").seconds
+
+
+def test_tiny_kernels_are_launch_bound():
+    assert estimate(copy_kernel(1, bytes_per_program=512), 1, "h200").bound == "launch"
+
+
+def test_a_long_dependent_chain_is_latency_bound():
+    c = Counters(load_requests=64, load_sectors=256, memory_rounds=64, programs=1, num_warps=1)
+    result = estimate(c, 1, "h200")
+    assert result.bound == "latency"
+    assert result.components["latency"] == pytest.approx(64 * 600 / 1.98e9)
+
+
+def test_one_hot_atomic_address_serialises_the_grid():
+    c = Counters(atomic_requests=100_000, atomic_ops=100_000, atomic_max_multiplicity=100_000,
+                 programs=100_000, num_warps=1)
+    result = estimate(c, 100_000, "h200")
+    assert result.bound == "atomics"
+    assert result.seconds >= 100_000 * 2 / 1.98e9
+
+
+def test_parameters_come_from_the_spec():
+    c = copy_kernel(8192)
+    base = get_spec("h200")
+    faster = base.replace(name="h200-2x-dram", dram_bytes_per_s=2 * base.dram_bytes_per_s)
+    assert estimate(c, 8192, faster).components["dram"] == pytest.approx(
+        estimate(c, 8192, base).components["dram"] / 2)
+
+
+def test_schedule_covers_the_grid_and_components_are_known():
+    result = estimate(copy_kernel(1000), 1000, "h200")
+    assert sum(w.programs for w in result.schedule) == 1000
+    assert result.bound in BOUNDS and set(result.components) == set(BOUNDS)
+    assert result.schedule[-1].start_s + result.schedule[-1].seconds == pytest.approx(
+        result.seconds - result.components["launch"])
+
+
+def test_unlaunchable_configs_raise():
+    with pytest.raises(ValueError, match="shared"):
+        estimate(matmul_tile(10, shared=300 * 1024), 10, "h200")
