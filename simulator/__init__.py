@@ -11,10 +11,10 @@ Models hardware only; it knows nothing of the DSL or the JIT (they call into it)
 
 The runtime feeds per-warp addresses to `coalesce`, `bank_conflicts`, `atomic_contention` and an
 `L2Cache`, adds the resulting `Counters`, and hands them to `LaunchRecord.build` + `record_launch`.
-Note: `simulator.profile` is the context manager; the module is `import simulator.profile as m`
-(or use the names re-exported here, e.g. `simulator.record_launch`).
+`simulator.profile` is both the profile module and, called, the context manager.
 """
 
+from simulator import profile  # the module, callable: `with simulator.profile() as prof:`
 from simulator.atomics import AtomicAccess, atomic_contention
 from simulator.banks import SharedAccess, bank_conflicts
 from simulator.coalescing import GlobalAccess, coalesce
@@ -22,7 +22,8 @@ from simulator.cost import BOUNDS, COMPONENTS, Estimate, WaveTiming, attribute, 
 from simulator.counters import INSTRUCTION_CLASSES, Counters
 from simulator.l2 import L2Cache, L2Stats
 from simulator.occupancy import Occupancy, Waves, estimate_registers, occupancy, waves
-from simulator.profile import LaunchRecord, Profile, is_profiling, profile, record_launch
+from simulator.profile import LaunchRecord, Profile, is_profiling, record_launch
+from simulator.recorder import LaunchCounters, device_l2, reset_device_l2
 from simulator.specs import (
     DEFAULT_MACHINE,
     MachineSpec,
@@ -35,8 +36,9 @@ from simulator.specs import (
 
 __all__ = [
     "AtomicAccess", "BOUNDS", "COMPONENTS", "Counters", "DEFAULT_MACHINE", "Estimate", "GlobalAccess",
-    "INSTRUCTION_CLASSES", "L2Cache", "L2Stats", "LaunchRecord", "MachineSpec", "Occupancy", "Profile",
-    "SharedAccess", "WaveTiming", "Waves", "atomic_contention", "attribute", "bank_conflicts", "coalesce",
-    "current_spec", "estimate", "estimate_registers", "get_spec", "is_profiling", "machine", "occupancy",
-    "profile", "record_launch", "register_spec", "registered_specs", "waves",
+    "INSTRUCTION_CLASSES", "L2Cache", "L2Stats", "LaunchCounters", "LaunchRecord", "MachineSpec",
+    "Occupancy", "Profile", "SharedAccess", "WaveTiming", "Waves", "atomic_contention", "attribute",
+    "bank_conflicts", "coalesce", "current_spec", "device_l2", "estimate", "estimate_registers", "get_spec",
+    "is_profiling", "machine", "occupancy", "profile", "record_launch", "register_spec", "registered_specs",
+    "reset_device_l2", "waves",
 ]

@@ -76,8 +76,8 @@ class L2Cache:
         """Empty the cache (cold start)."""
         self._owner = np.full((self.sets, self.ways), -1, dtype=np.int64)  # line address per way
         self._stamp = np.full((self.sets, self.ways), -1, dtype=np.int64)  # last use (round clock)
-        self._valid = np.zeros((self.sets, self.ways), dtype=np.int64)  # sector bit masks
-        self._dirty = np.zeros((self.sets, self.ways), dtype=np.int64)
+        self._valid = np.zeros((self.sets, self.ways), dtype=np.uint16)  # sector bit masks
+        self._dirty = np.zeros((self.sets, self.ways), dtype=np.uint16)
         self._clock = 0
 
     def end_launch(self) -> None:
@@ -117,7 +117,7 @@ class L2Cache:
         self._popcount = bits.sum(axis=1)
         atoms = bits.reshape(len(masks), -1, self.atom_sectors).any(axis=2)  # [mask, atom]
         atom_bits = ((1 << self.atom_sectors) - 1) << (np.arange(atoms.shape[1]) * self.atom_sectors)
-        self._atom_fill = (atoms * atom_bits).sum(axis=1)
+        self._atom_fill = (atoms * atom_bits).sum(axis=1).astype(np.uint16)
         self._atom_count = atoms.sum(axis=1)
 
     def _merge(self, sectors: np.ndarray, writes: np.ndarray, groups: np.ndarray | None):
@@ -132,7 +132,7 @@ class L2Cache:
         if groups is not None:
             start[1:] |= groups[1:] != groups[:-1]
         first = np.flatnonzero(start)
-        masks = np.bitwise_or.reduceat(bit, first)
+        masks = np.bitwise_or.reduceat(bit, first).astype(np.uint16)
         return lines[first], masks, writes[first], (None if groups is None else groups[first])
 
     def _set_of(self, lines: np.ndarray) -> np.ndarray:

@@ -6,6 +6,10 @@ source lines), `export_chrome_trace(path)` (a Perfetto / chrome://tracing timeli
 modeled schedule) and `roofline(path)` (a PNG, if matplotlib is installed).
 
 WAVETILE_PROFILE=1 opens a process-wide profile at import and prints its table at exit.
+
+`simulator.profile` is this module and is also callable: `simulator.profile()` is `profile()`,
+so `with simulator.profile() as prof:` and `simulator.profile.record_launch(...)` both work
+(see _CallableModule at the bottom).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import contextlib
 import os
 import sys
 import threading
+import types
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -156,3 +161,19 @@ def _install_env_profile() -> Profile | None:
 
 
 GLOBAL_PROFILE = _install_env_profile()
+
+
+class _CallableModule(types.ModuleType):
+    """The module object of simulator.profile, callable as the `profile()` context manager.
+
+    Users write `with simulator.profile() as prof:` (Triton-like) while the runtime calls
+    `simulator.profile.record_launch(...)`; one name has to be both, and a callable module keeps
+    `import simulator.profile as m` and attribute access working, which rebinding the name to
+    the function would break.
+    """
+
+    def __call__(self) -> contextlib.AbstractContextManager[Profile]:
+        return profile()
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -38,7 +38,7 @@ def plot_roofline(records: Sequence, path: str | os.PathLike[str]) -> None:
         if c.dram_bytes and c.flops:
             x = c.flops / c.dram_bytes
             ax.scatter([x], [c.flops / r.modeled_seconds], s=20)
-            ax.annotate(r.kernel, (x, c.flops / r.modeled_seconds), fontsize=7)
+            ax.annotate(f"{r.kernel} ({r.machine})", (x, c.flops / r.modeled_seconds), fontsize=7)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP / DRAM byte)")

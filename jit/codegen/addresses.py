@@ -58,3 +58,19 @@ def element_offset(lw, value: Value, idx: list[ir.Value], wide: bool) -> ir.Valu
         signed = op.operands[1].type.dtype.is_int_signed()
         offset = lw.b.sext(offset, I64) if signed else lw.b.zext(offset, I64)
     return offset if inner is None else lw.b.add(inner, offset)
+
+
+def offset_key(value: Value) -> tuple:
+    """Equal keys mean equal per-lane offsets (whatever the bases): the addptr offsets and index remaps
+    met on the way down, by identity."""
+    key: list = [value.type.shape]
+    while not value.type.is_scalar:
+        op = value.op
+        if op.name == "tile.splat":
+            break
+        if op.name == "tile.addptr":
+            key.append(op.operands[1])
+        else:
+            key.append((op.name, op.operands[0].type.shape, tuple(sorted(op.attrs.items()))))
+        value = op.operands[0]
+    return tuple(key)

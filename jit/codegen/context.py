@@ -46,6 +46,9 @@ class Lowering:
         self._fail_fn: ir.Function | None = None
         self._find_fn: ir.Function | None = None
         self._ctx_cache: dict[int, ir.Value] = {}
+        self.cache: dict[tuple, object] = {}  # per-block results of analysis passes (checks.py)
+        self.block_key = 0  # a fresh number per emitted block: cached values are valid in that block only
+        self._blocks = 0
         self.checks_on: ir.Value | None = None
         if checks:
             self.checks_on = self.entry.icmp_signed("!=", self.ctx_slot(abi.CHECKS), ir.Constant(I64, 0))
@@ -120,10 +123,14 @@ class Lowering:
 
     # -- ops and regions
     def emit_block(self, block: Block) -> None:
+        saved = self.block_key
+        self._blocks += 1
+        self.block_key = self._blocks
         for op in block.ops:
             if op.info.terminator:
-                return
+                break
             self.emit_op(op)
+        self.block_key = saved
 
     def emit_op(self, op: Operation) -> None:
         emitter = self.emitters.get(op.name)

@@ -68,7 +68,7 @@ def emit_assert(lw, op: Operation) -> None:
             lw.fail(abi.ASSERT_FAILED, site, ir.Constant(I64, 0), ir.Constant(I64, -1),
                     linear_index(b, idx, strides))
 
-    loop_nest(b, shape, find)
+    loop_nest(b, shape, find, scalar=True)
     b.branch(cont)
     b.position_at_end(cont)
 

@@ -10,16 +10,17 @@ from collections.abc import Callable, Sequence
 
 import llvmlite.ir as ir
 
-from jit.codegen.llvm_types import I64
+from jit.codegen.llvm_types import I1, I64
 
 Body = Callable[[ir.Value, list[ir.Value]], "Sequence[ir.Value] | None"]
 
 
 def counted_loop(b: ir.IRBuilder, count: int | ir.Value, body: Body, carried: Sequence[ir.Value] = (),
-                 name: str = "loop") -> list[ir.Value]:
+                 name: str = "loop", scalar: bool = False) -> list[ir.Value]:
     """for i in range(count): carried = body(i, carried). Returns the final carried values.
 
-    `count` is an int (unrolled away when 0 or 1) or an i64 value (guarded against <= 0).
+    `count` is an int (unrolled away when 0 or 1) or an i64 value (guarded against <= 0). `scalar`
+    keeps LLVM from vectorising or unrolling the loop (cold paths: code size is compile time).
     """
     carried = list(carried)
     const = isinstance(count, int)
@@ -51,7 +52,8 @@ def counted_loop(b: ir.IRBuilder, count: int | ir.Value, body: Body, carried: Se
     iv.add_incoming(nxt, latch)
     for phi, value in zip(phis, new):
         phi.add_incoming(value, latch)
-    b.cbranch(b.icmp_signed("<", nxt, n), header, exit_block)
+    branch = b.cbranch(b.icmp_signed("<", nxt, n), header, exit_block)
+    branch.set_metadata("llvm.loop", _loop_id(b.module, scalar))
     b.position_at_end(exit_block)
     if const:
         return new
@@ -64,16 +66,30 @@ def counted_loop(b: ir.IRBuilder, count: int | ir.Value, body: Body, carried: Se
     return results
 
 
-def loop_nest(b: ir.IRBuilder, counts: Sequence[int], body: Callable[[list[ir.Value]], None]) -> None:
+def loop_nest(b: ir.IRBuilder, counts: Sequence[int | ir.Value], body: Callable[[list[ir.Value]], None],
+              scalar: bool = False) -> None:
     """Nested loops over `counts` (outermost first, innermost contiguous); body(idx) with i64 indices."""
 
     def level(d: int, idx: list[ir.Value]) -> None:
         if d == len(counts):
             body(idx)
             return
-        counted_loop(b, counts[d], lambda i, _: level(d + 1, idx + [i]))
+        counted_loop(b, counts[d], lambda i, _: level(d + 1, idx + [i]), scalar=scalar)
 
     level(0, [])
+
+
+def _loop_id(module: ir.Module, scalar: bool) -> ir.Value:
+    """A fresh loop ID (self-referential, as LLVM requires). No loop is unrolled: fully unrolled tile
+    loops multiply code size, hence compile time, for little speed (the vectoriser still interleaves).
+    Scalar loops are not vectorised either."""
+    hints = [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])]
+    if scalar:
+        hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
+                                          ir.Constant(I1, 0)]))
+    loop_id = module.add_metadata([ir.MetaDataString(module, f"wavetile.loop.{len(module.metadata)}"), *hints])
+    loop_id.operands = (loop_id, *hints)
+    return loop_id
 
 
 def linear_index(b: ir.IRBuilder, idx: Sequence[ir.Value], strides: Sequence[int], offset: int = 0) -> ir.Value:

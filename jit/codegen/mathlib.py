@@ -317,6 +317,10 @@ _ERFC_F32 = (-1.5479652881622314, -0.3555200397968292, 0.05692946910858154, -0.0
              0.0024861276615411043, -0.00017992756329476833, 0.00018637914035934955)
 _ERFC_F32_C0_LO = -1.361651502662653e-08
 _ERF_SPLIT_F32, _ERFC_X0_F32 = 1.0, 2.475
+# tanh(x) = x + sum c[j] x^(2j+3), |x| <= 0.625: relative error 2^-26.8
+_TANH_SMALL_F32 = (-0.3333328068256378, 0.13331441581249237, -0.05373971536755562, 0.0206390880048275,
+                   -0.005704987328499556)
+_TANH_SPLIT_F32 = 0.625
 # erf(x) = (c[0] + c0_lo) x + sum c[j] x^(2j+1), |x| <= 0.75: relative error 2^-59.3
 _ERF_SMALL_F64 = (1.1283791670955126, -0.37612638903183715, 0.11283791670952481, -0.026866170644402474,
                   0.005223977615122193, -0.0008548326169084145, 0.00012055288776930847, -1.4924176630222404e-05,
@@ -439,28 +443,38 @@ def expm1(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 
 
 def tanh(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    """tanh(x) = t / (t + 2) with t = expm1(2|x|), sign restored; saturates to +-1. Max error 2 ulp.
+    """tanh(x), odd, saturating to +-1. Max error 1 ulp (f32), 2 ulp (f64).
 
-    The relative error is at most expm1's plus two roundings (the derivative of t/(t+2) damps t's).
+    Large |x|: t / (t + 2) with t = expm1(2|x|); its relative error is expm1's, damped by 2/(t+2),
+    plus two roundings. For f32 that is too much near 0, where an odd minimax polynomial takes over
+    (|x| < 0.625); f64 keeps the formula everywhere (2 ulp), a polynomial would need ~14 terms.
     """
     o = FloatOps(b, x.type)
     c = _c(o)
     ax = o.abs(x)
     ax = o.select(o.gt(ax, c.tanh_clamp), c.tanh_clamp, ax)  # tanh rounds to 1 beyond; NaN passes
     t = _expm1_core(o, o.add(ax, ax), full_range=False)
-    return o.copysign(o.div(t, o.add(t, 2.0)), x)
+    y = o.div(t, o.add(t, 2.0))
+    if not o.is64:
+        z = o.mul(ax, ax)
+        small = o.fma(o.mul(ax, z), o.horner(z, _TANH_SMALL_F32), ax)
+        y = o.select(o.lt(ax, _TANH_SPLIT_F32), small, y)
+    return o.copysign(y, x)
 
 
 def sigmoid(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    """1 / (1 + e^-x), computed as e/(1+e) with e = e^-|x| (one exp, one division). Max error 2 ulp.
+    """1 / (1 + e^-x). Max error 1 ulp for x >= 0, 2 ulp for x < 0.
 
-    Using e^-|x| keeps the tiny results for very negative x (down to the subnormals) instead of
-    dividing by an overflowed exponential.
+    With e = e^-|x| and d = 1 + e: for x >= 0 the result is 1/d, for x < 0 it is e/d; using e^-|x|
+    keeps the tiny results for very negative x (down to the subnormals) instead of dividing by an
+    overflowed exponential. The rounding error of d is folded back in: 1/(d + d_lo) ~ s - s^2 d_lo.
     """
     o = FloatOps(b, x.type)
     e = _exp_dd(o, o.neg(o.abs(x)))
-    num = o.select(o.ge(x, 0.0), 1.0, e)
-    return o.div(num, o.add(e, 1.0))
+    d, d_lo = _fast_two_sum(o, 1.0, e)
+    s = o.div(1.0, d)
+    s = o.fma(o.neg(o.mul(s, d_lo)), s, s)
+    return o.select(o.ge(x, 0.0), s, o.mul(e, s))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -586,18 +600,22 @@ def _sincos(o: FloatOps, x, *, cosine: bool):
     """
     c = _c(o)
     nf = o.rint(o.mul(x, c.two_over_pi))
-    r = o.fma(nf, -c.pio2_1, x)
-    r = o.fma(nf, -c.pio2_2, r)
-    r = o.fma(nf, -c.pio2_3, r)
+    r1 = o.fma(nf, -c.pio2_1, x)  # exact
+    p2 = o.mul(nf, c.pio2_2)
+    p2_lo = o.fma(nf, c.pio2_2, o.neg(p2))  # n pio2_2 = p2 + p2_lo exactly
+    r, r_lo = _two_sum(o, r1, o.neg(p2))
+    r_lo = o.sub(r_lo, o.fma(nf, c.pio2_3, p2_lo))  # reduced argument = r + r_lo
     qf = o.sub(nf, o.mul(o.floor(o.mul(nf, 0.25)), 4.0))  # n mod 4 in {0, 1, 2, 3}
     q = o.iand(o.bits(o.add(qf, c.round_magic)), 3)
     z = o.mul(r, r)
+    # sin(r + r_lo) ~ r + (r^3 S(r^2) + r_lo); cos(r + r_lo) ~ 1 + (r^2 C(r^2) - r r_lo)
     if o.is64:
-        s = o.fma(o.mul(r, z), o.horner(z, _SIN_F64), r)
-        cs = o.add(o.fma(o.mul(z, z), o.horner(z, _COS_F64), o.mul(z, -0.5)), 1.0)
+        s = o.add(r, o.fma(o.mul(r, z), o.horner(z, _SIN_F64), r_lo))
+        cs_tail = o.fma(o.mul(z, z), o.horner(z, _COS_F64), o.neg(o.mul(r, r_lo)))
+        cs = o.add(o.fma(z, -0.5, cs_tail), 1.0)
     else:
-        s = o.fma(o.mul(r, z), o.horner(z, _SIN_F32), r)
-        cs = o.fma(z, o.horner(z, _COS_F32), 1.0)
+        s = o.add(r, o.fma(o.mul(r, z), o.horner(z, _SIN_F32), r_lo))
+        cs = o.add(o.fma(z, o.horner(z, _COS_F32), o.neg(o.mul(r, r_lo))), 1.0)
     if cosine:
         q = o.iadd(q, 1)  # cos(x) = sin(x + pi/2)
     odd = o.icmp("!=", o.iand(q, 1), 0)

@@ -18,10 +18,8 @@ import llvmlite.ir as ir
 
 from dsl.dtypes import dtype
 from dsl.ir.core import Operation, Value
-from jit import abi
-from jit.codegen.addresses import element_offset, offset_terms, pointer_base
+from jit.codegen.checks import access_check, all_active
 from jit.codegen.llvm_types import (
-    I32,
     I64,
     from_memory,
     intrinsic,
@@ -30,7 +28,7 @@ from jit.codegen.llvm_types import (
     register_type,
     to_memory,
 )
-from jit.codegen.loops import linear_index, loop_nest, row_major_strides
+from jit.codegen.loops import loop_nest
 
 _ORDERING = {"acq_rel": "seq_cst", "seq_cst": "seq_cst", "relaxed": "monotonic", "acquire": "acquire",
              "release": "release"}
@@ -46,7 +44,7 @@ def emit_load(lw, op: Operation) -> None:
     dt = op.result.type.dtype
     masked = not is_true(mask)
     site = lw.add_site("load", op.loc, lw.provenance.buffer(ptr))
-    access_check(lw, op.result.type.shape, ptr, mask if masked else None, dt, site)
+    access_check(lw, op.result.type.shape, ptr, mask if masked else None, dt.itemsize, site)
     b = lw.b
     buf = lw.new_buffer(op.result.type)
 
@@ -78,7 +76,7 @@ def emit_store(lw, op: Operation) -> None:
     dt = value.type.dtype
     masked = not is_true(mask)
     site = lw.add_site("store", op.loc, lw.provenance.buffer(ptr))
-    access_check(lw, ptr.type.shape, ptr, mask if masked else None, dt, site)
+    access_check(lw, ptr.type.shape, ptr, mask if masked else None, dt.itemsize, site)
     b = lw.b
 
     def loop(masked: bool) -> None:
@@ -118,7 +116,7 @@ def emit_atomic(lw, op: Operation) -> None:
     ordering = _ORDERING[op.attrs["sem"]]
     masked = not is_true(mask)
     site = lw.add_site("atomic", op.loc, lw.provenance.buffer(ptr))
-    access_check(lw, op.result.type.shape, ptr, mask if masked else None, dt, site)
+    access_check(lw, op.result.type.shape, ptr, mask if masked else None, dt.itemsize, site)
     b = lw.b
     buf = lw.new_buffer(op.result.type)
     rmw = _rmw_emitter(dt, kind)
@@ -138,7 +136,7 @@ def emit_atomic(lw, op: Operation) -> None:
         result.add_incoming(ir.Constant(old.type, None), before)
         buf.store(b, idx, result)
 
-    loop_nest(b, buf.shape, lane)
+    loop_nest(b, buf.shape, lane, scalar=True)
     lw.define(op.result, buf)
 
 
@@ -148,7 +146,7 @@ def emit_atomic_cas(lw, op: Operation) -> None:
     dt = op.result.type.dtype
     ordering = _ORDERING[op.attrs["sem"]]
     site = lw.add_site("atomic", op.loc, lw.provenance.buffer(ptr))
-    access_check(lw, op.result.type.shape, ptr, None, dt, site)
+    access_check(lw, op.result.type.shape, ptr, None, dt.itemsize, site)
     b = lw.b
     buf = lw.new_buffer(op.result.type)
     bits = ir.IntType(dt.primitive_bitwidth)
@@ -160,7 +158,7 @@ def emit_atomic_cas(lw, op: Operation) -> None:
         pair = b.cmpxchg(address, expected, desired, ordering, _FAIL_ORDERING[ordering])
         buf.store(b, idx, _from_bits(b, b.extract_value(pair, 0), dt))
 
-    loop_nest(b, buf.shape, lane)
+    loop_nest(b, buf.shape, lane, scalar=True)
     lw.define(op.result, buf)
 
 

@@ -14,7 +14,7 @@ import llvmlite.ir as ir
 
 from dsl.ir.core import Operation, TileType
 from jit.codegen.llvm_types import I64
-from jit.codegen.loops import loop_nest
+from jit.codegen.loops import counted_loop, loop_nest
 
 
 def emit_reduce(lw, op: Operation) -> None:
@@ -54,17 +54,27 @@ def emit_reduce(lw, op: Operation) -> None:
                     buf.store(b, position, lw.element(src, position))
             loop_nest(b, outer + (1,) + inner, middle)
 
+    steps = 0
     m = h
     while m > 1:
-        half = (m + 1) // 2
+        steps, m = steps + 1, (m + 1) // 2
 
-        def step(idx, half=half):
+    def step(_: ir.Value, carried: list[ir.Value]) -> list[ir.Value]:
+        """One halving, in place: x[i] = combine(x[i], x[i + half]) for i < m - half; m becomes half."""
+        (m,) = carried
+        half = b.lshr(b.add(m, ir.Constant(I64, 1)), ir.Constant(I64, 1))
+
+        def pair(idx):
             left = [buf.load(b, idx) for buf in scratch]
-            right = [buf.load(b, at(idx, plus(idx[axis], half))) for buf in scratch]
+            right = [buf.load(b, at(idx, b.add(idx[axis], half, flags=["nuw", "nsw"]))) for buf in scratch]
             for buf, value in zip(scratch, lw.inline_region(region, left + right)):
                 buf.store(b, idx, value)
-        loop_nest(b, outer + (m - half,) + inner, step)
-        m = half
+
+        loop_nest(b, outer + (b.sub(m, half),) + inner, pair)
+        return [half]
+
+    # later steps share one loop body with a run-time trip count: log2(n) copies would cost compile time
+    counted_loop(b, steps, step, [ir.Constant(I64, h)], name="reduce.step", scalar=True)
 
     for buf, result in zip(scratch, op.results):
         view = buf.view(outer + inner, buf.strides[:axis] + buf.strides[axis + 1:], 0)

@@ -21,7 +21,7 @@ def copy_kernel(programs, bytes_per_program=8192, num_warps=4, **extra):
     return Counters(**fields)
 
 
-def matmul_tile(programs, block=128, k=4096, num_warps=8, shared=64 * 1024):
+def matmul_tile(programs, block=256, k=4096, num_warps=8, shared=64 * 1024):
     """Counters of a tensor-core GEMM tile per program (operands mostly from L2)."""
     flops = 2 * block * block * k
     return Counters(

@@ -252,3 +252,36 @@ def _encode(dt: T.dtype, value) -> int:
 
 def compile_kernel(func: Function, checks: bool = True, with_asm: bool = False) -> Kernel:
     return Kernel(func, checks, with_asm)
+
+
+# ----------------------------------------------------------------------------------------------------
+# elementwise maps: out[i] = f(in0[i], in1[i], ...) over a masked 1-D launch
+
+
+def map_function(in_dtypes: list[T.dtype], out_dtype: T.dtype, emit, block: int = 128) -> Function:
+    """emit(kb, loaded tiles) -> the tile to store."""
+    args = {f"in{i}": ptr(d) for i, d in enumerate(in_dtypes)}
+    kb = KernelBuilder("map", **args, out=ptr(out_dtype), n=scalar(T.int32))
+    *ins, out, n = kb.args
+    base = kb.binary("mul", kb.pid(), kb.const(block, T.int32))
+    offs = kb.binary("add", kb.splat(base, block), kb.arange(block))
+    mask = kb.cmp("lt", offs, kb.splat(n, block))
+    loaded = [kb.load(kb.addptr(p, offs), mask) for p in ins]
+    kb.store(kb.addptr(out, offs), emit(kb, loaded), mask)
+    return kb.done()
+
+
+def numpy_storage(dt: T.dtype) -> np.dtype:
+    """The numpy dtype whose elements hold `dt` values (ml_dtypes for bf16 and fp8)."""
+    import ml_dtypes
+
+    special = {"bf16": ml_dtypes.bfloat16, "fp8e4nv": ml_dtypes.float8_e4m3fn, "fp8e5": ml_dtypes.float8_e5m2}
+    return np.dtype(special.get(dt.name, dt.to_numpy()))
+
+
+def run_map(kernel: Kernel, arrays: list[np.ndarray], out_dtype: T.dtype, block: int = 128) -> np.ndarray:
+    n = arrays[0].size
+    out = np.zeros(n, numpy_storage(out_dtype))
+    result = kernel(*arrays, out, n, grid=((n + block - 1) // block,))
+    assert result.rc == 0, result.error
+    return out

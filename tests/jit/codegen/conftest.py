@@ -23,25 +23,29 @@ _NUMPY = {"float": np.float32, "double": np.float64, "i8": np.uint8, "i16": np.u
 class MapKernel:
     """A compiled elementwise loop; calling it maps numpy arrays to a new output array."""
 
-    def __init__(self, loaded: engine.LoadedKernel, asm: str, in_dtypes: list, out_dtype) -> None:
+    def __init__(self, loaded: engine.LoadedKernel, asm: str, in_dtypes: list, out_dtype, lanes: int) -> None:
         self._loaded = loaded  # owns the machine code
         self.asm = asm
         self.in_dtypes = in_dtypes
         self.out_dtype = out_dtype
+        self.lanes = lanes  # elements per loop iteration (LLVM vector types load several)
         argtypes = [ctypes.c_void_p] * (len(in_dtypes) + 1) + [ctypes.c_int64]
         self._fn = ctypes.CFUNCTYPE(None, *argtypes)(loaded.address)
 
     def __call__(self, *arrays: np.ndarray) -> np.ndarray:
         ins = [np.ascontiguousarray(a, dtype=d) for a, d in zip(arrays, self.in_dtypes, strict=True)]
         n = ins[0].size
-        assert all(a.size == n for a in ins)
+        assert all(a.size == n for a in ins) and n % self.lanes == 0
         out = np.empty(n, dtype=self.out_dtype)
-        self._fn(*[a.ctypes.data for a in ins], out.ctypes.data, n)
+        self._fn(*[a.ctypes.data for a in ins], out.ctypes.data, n // self.lanes)
         return out.reshape(ins[0].shape)
 
 
 def build_map_module(emit: Callable[..., ir.Value], in_types: list[ir.Type], out_type: ir.Type) -> ir.Module:
-    """`void map(in0*, ..., out*, i64 n)`: out[i] = emit(builder, in0[i], ...), a plain counted loop."""
+    """`void map(in0*, ..., out*, i64 n)`: out[i] = emit(builder, in0[i], ...), a plain counted loop.
+
+    With LLVM vector types each iteration handles one vector, and n counts vectors.
+    """
     mod = ir.Module(name="map")
     ptr = ir.PointerType()
     fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [ptr] * (len(in_types) + 1) + [ir.IntType(64)]), "map")
@@ -70,7 +74,12 @@ def compile_map(emit: Callable[..., ir.Value], in_types: list[ir.Type], out_type
     mod = build_map_module(emit, in_types, out_type)
     compiled = engine.optimize_and_emit(str(mod), "map")
     loaded = engine.load(compiled.obj, symbol="map")
-    return MapKernel(loaded, compiled.asm, [_NUMPY[str(t)] for t in in_types], _NUMPY[str(out_type)])
+    return MapKernel(loaded, compiled.asm, [_numpy(t) for t in in_types], _numpy(out_type),
+                     in_types[0].count if isinstance(in_types[0], ir.VectorType) else 1)
+
+
+def _numpy(ty: ir.Type):
+    return _NUMPY[str(ty.element if isinstance(ty, ir.VectorType) else ty)]
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,222 @@
+"""Bounds and alignment checks of global memory accesses, and the lane statistics they share.
+
+A check is two-phase. The fast phase folds the active lanes into a few numbers in one vectorisable
+pass, then compares them with the buffer (or, when the pointer's origin is unknown, looks the range
+up among all registered buffers). Only when that fails does a scalar loop find the first bad lane,
+write the error record, and return the error code from the program.
+
+For pointers of the form `base + offsets` (pointer_base), the pass computes min and max of the integer
+offsets, which vectorise as native 32-bit min/max, and alignment is a property of the base alone.
+Accesses in one block that share offsets and mask (x + offs, y + offs, out + offs under one mask)
+share one pass: statistics are cached per block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import llvmlite.ir as ir
+
+from dsl.ir.core import Value
+from jit import abi
+from jit.codegen.addresses import element_offset, offset_key, offset_terms, pointer_base
+from jit.codegen.llvm_types import I1, I8, I32, I64, intrinsic, register_type
+from jit.codegen.loops import linear_index, loop_nest, row_major_strides
+
+_UINT64_MAX = ir.Constant(I64, -1)
+_TRUE = ir.Constant(I1, 1)
+
+
+@dataclass(frozen=True)
+class OffsetStats:
+    any_on: ir.Value  # i1: some lane is active
+    lo: ir.Value | None  # i64 smallest / largest active offset, None when there are no offsets
+    hi: ir.Value | None
+
+
+def access_check(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None, size: int, site: int) -> None:
+    """Fail the program unless every active lane's `size`-byte element lies inside the pointer's buffer
+    and is aligned to `size`."""
+    if not lw.checks:
+        return
+    b = lw.b
+    buffer = lw.provenance.buffer(ptr)
+    base = pointer_base(lw, ptr)
+    if base is not None:
+        stats = offset_stats(lw, shape, ptr, mask)
+        base_address = b.ptrtoint(lw.scalars[base], I64)
+        step = ir.Constant(I64, size)
+        if stats.lo is None:
+            first, end = base_address, b.add(base_address, step)
+        else:
+            first = b.add(base_address, b.mul(stats.lo, step))
+            end = b.add(base_address, b.mul(b.add(stats.hi, ir.Constant(I64, 1)), step))
+        any_on, bits = stats.any_on, base_address
+    else:
+        any_on, first, end, bits = _address_bounds(lw, shape, ptr, mask, size)
+    if buffer is not None:
+        start, nbytes = buffer_bounds(lw, ir.Constant(I64, buffer))
+        inside = b.and_(b.icmp_signed(">=", b.sub(first, start), ir.Constant(I64, 0)),
+                        b.icmp_signed("<=", b.sub(end, start), nbytes))
+    else:
+        inside = b.icmp_signed(">=", lw.find_buffer(first, end), ir.Constant(I64, 0))
+    if size > 1:
+        aligned = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, size - 1)), ir.Constant(I64, 0))
+        inside = b.and_(inside, aligned)
+    ok = b.or_(b.or_(b.not_(any_on), inside), b.not_(lw.checks_on))
+    slow = b.append_basic_block("check.slow")
+    cont = b.append_basic_block("check.ok")
+    b.cbranch(ok, cont, slow).set_weights([1 << 20, 1])
+    b.position_at_end(slow)
+    _find_bad_lane(lw, shape, ptr, mask, size, buffer, site)
+    b.branch(cont)
+    b.position_at_end(cont)
+
+
+def all_active(lw, shape: tuple[int, ...], mask: Value) -> ir.Value:
+    """i1: every lane of the mask is on (cached per block; an and-reduction pass otherwise)."""
+    key = (lw.block_key, "all", mask)
+    if key not in lw.cache:
+        lw.cache[key] = _reduce_mask(lw, shape, mask, any_lane=False)
+    return lw.cache[key]
+
+
+def offset_stats(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None) -> OffsetStats:
+    """Min and max active offset of a `base + offsets` pointer, and whether any or all lanes are on."""
+    key = (lw.block_key, "offsets", offset_key(ptr), mask)
+    if key not in lw.cache:
+        lw.cache[key] = _offset_pass(lw, shape, ptr, mask)
+    return lw.cache[key]
+
+
+def _offset_pass(lw, shape, ptr: Value, mask: Value | None) -> OffsetStats:
+    b = lw.b
+    terms = offset_terms(ptr)
+    if not terms:
+        return OffsetStats(_TRUE if mask is None else _reduce_mask(lw, shape, mask, any_lane=True), None, None)
+    wide = len(terms) > 1
+    signed = wide or terms[0].type.dtype.is_int_signed()
+    ty = I64 if wide else register_type(terms[0].type.dtype)
+    top, bottom = _extremes(ty, signed)
+    lo_slot, hi_slot = lw.scratch(ty, 1), lw.scratch(ty, 1)
+    b.store(top, lo_slot)
+    b.store(bottom, hi_slot)
+    all_slot = None
+    if mask is not None:
+        all_slot = lw.scratch(I8, 1)
+        b.store(ir.Constant(I8, 1), all_slot)
+    smallest = intrinsic(lw.module, "llvm.smin" if signed else "llvm.umin", ty, [ty, ty])
+    largest = intrinsic(lw.module, "llvm.smax" if signed else "llvm.umax", ty, [ty, ty])
+
+    def lane(idx: list[ir.Value]) -> None:
+        offset = element_offset(lw, ptr, idx, wide)
+        low = high = offset
+        if mask is not None:
+            active = lw.element(mask, idx)
+            low, high = b.select(active, offset, top), b.select(active, offset, bottom)
+            b.store(b.and_(b.load(all_slot), b.zext(active, I8)), all_slot)
+        b.store(b.call(smallest, [b.load(lo_slot), low]), lo_slot)
+        b.store(b.call(largest, [b.load(hi_slot), high]), hi_slot)
+
+    loop_nest(b, shape, lane)
+    lo, hi = b.load(lo_slot), b.load(hi_slot)
+    if all_slot is not None:
+        lw.cache[(lw.block_key, "all", mask)] = b.icmp_unsigned("!=", b.load(all_slot), ir.Constant(I8, 0))
+    any_on = b.icmp_signed("<=", lo, hi) if signed else b.icmp_unsigned("<=", lo, hi)
+    if ty.width < 64:
+        extend = b.sext if signed else b.zext
+        lo, hi = extend(lo, I64), extend(hi, I64)
+    return OffsetStats(any_on, lo, hi)
+
+
+def _extremes(ty: ir.IntType, signed: bool) -> tuple[ir.Constant, ir.Constant]:
+    """(largest, smallest) value of the type: the identities of min and max."""
+    if signed:
+        return ir.Constant(ty, (1 << (ty.width - 1)) - 1), ir.Constant(ty, -(1 << (ty.width - 1)))
+    return ir.Constant(ty, -1), ir.Constant(ty, 0)
+
+
+def _reduce_mask(lw, shape, mask: Value, any_lane: bool) -> ir.Value:
+    """i1: some lane is on (or-reduction) or every lane is on (and-reduction), in one pass."""
+    b = lw.b
+    slot = lw.scratch(I8, 1)
+    b.store(ir.Constant(I8, 0 if any_lane else 1), slot)
+
+    def lane(idx: list[ir.Value]) -> None:
+        bit = b.zext(lw.element(mask, idx), I8)
+        b.store(b.or_(b.load(slot), bit) if any_lane else b.and_(b.load(slot), bit), slot)
+
+    loop_nest(b, shape, lane)
+    return b.icmp_unsigned("!=", b.load(slot), ir.Constant(I8, 0))
+
+
+def _address_bounds(lw, shape, ptr: Value, mask: Value | None, size: int):
+    """(any lane active, first byte, end byte, or of all addresses) over full 64-bit lane addresses,
+    for pointer tiles that are not one base plus offsets (loaded or stored pointers)."""
+    b = lw.b
+    slots = [lw.scratch(I64, 1) for _ in range(3)]
+    for slot, init in zip(slots, (_UINT64_MAX, ir.Constant(I64, 0), ir.Constant(I64, 0))):
+        b.store(init, slot)
+    umin = intrinsic(lw.module, "llvm.umin", I64, [I64, I64])
+    umax = intrinsic(lw.module, "llvm.umax", I64, [I64, I64])
+
+    def lane(idx: list[ir.Value]) -> None:
+        address = b.ptrtoint(lw.element(ptr, idx), I64)
+        low, high, ored = address, address, address
+        if mask is not None:
+            active = lw.element(mask, idx)
+            low = b.select(active, address, _UINT64_MAX)
+            high = ored = b.select(active, address, ir.Constant(I64, 0))
+        b.store(b.call(umin, [b.load(slots[0]), low]), slots[0])
+        b.store(b.call(umax, [b.load(slots[1]), high]), slots[1])
+        b.store(b.or_(b.load(slots[2]), ored), slots[2])
+
+    loop_nest(b, shape, lane)
+    lo, hi, bits = (b.load(slot) for slot in slots)
+    return b.icmp_unsigned("<=", lo, hi), lo, b.add(hi, ir.Constant(I64, size)), bits
+
+
+def buffer_bounds(lw, index: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(base address, size in bytes) of registered buffer `index`."""
+    b = lw.b
+    table = lw.ctx_pointer(abi.BUFFERS)
+    two = b.mul(index, ir.Constant(I64, 2))
+    return b.load(b.gep(table, [two])), b.load(b.gep(table, [b.add(two, ir.Constant(I64, 1))]))
+
+
+def _find_bad_lane(lw, shape, ptr: Value, mask: Value | None, size: int, buffer: int | None, site: int) -> None:
+    """The slow path: scan lanes in order; the first out-of-bounds or misaligned one fails the program.
+    Lanes of an unknown-provenance pointer that straddle buffers but are each inside one pass."""
+    b = lw.b
+    strides = row_major_strides(shape)
+
+    def lane(idx: list[ir.Value]) -> None:
+        address = b.ptrtoint(lw.element(ptr, idx), I64)
+        end = b.add(address, ir.Constant(I64, size))
+        if buffer is not None:
+            found = ir.Constant(I64, buffer)
+            base, nbytes = buffer_bounds(lw, found)
+            outside = b.not_(b.and_(b.icmp_unsigned(">=", address, base),
+                                    b.icmp_unsigned("<=", end, b.add(base, nbytes))))
+        else:
+            found = lw.find_buffer(address, end)
+            outside = b.icmp_signed("<", found, ir.Constant(I64, 0))
+            before = b.block
+            with b.if_then(b.not_(outside)):  # the table may be empty: read it only for a found buffer
+                known, _ = buffer_bounds(lw, found)
+                known_in = b.block
+            base = b.phi(I64)
+            base.add_incoming(known, known_in)
+            base.add_incoming(ir.Constant(I64, 0), before)
+        misaligned = b.icmp_unsigned("!=", b.and_(address, ir.Constant(I64, size - 1)), ir.Constant(I64, 0))
+        bad = b.or_(outside, misaligned)
+        if mask is not None:
+            bad = b.and_(bad, lw.element(mask, idx))
+        with b.if_then(bad, likely=False):
+            code = b.select(outside, ir.Constant(I32, abi.OUT_OF_BOUNDS), ir.Constant(I32, abi.MISALIGNED))
+            offset = b.sdiv(b.sub(address, base), ir.Constant(I64, size))
+            if buffer is None:
+                offset = b.select(outside, address, offset)
+            lw.fail(code, site, offset, found, linear_index(b, idx, strides))
+
+    loop_nest(b, shape, lane, scalar=True)

@@ -1,0 +1,163 @@
+"""Calibration: measure a real GPU's cost-model parameters with microbenchmarks (§4.3 step 6).
+
+Run on a machine with a CUDA GPU, torch and triton:  python -m simulator.calibrate [out.json]
+It prints, and writes as JSON, the values to put into that machine's spec table (presets.py):
+dram_efficiency (large copy), l2_bytes_per_s (L2-resident re-reads, L1 bypassed), mem_latency_cycles
+(pointer chase through DRAM, and through L2 for reference), launch_overhead_s (an empty kernel
+timed like a user would), tensor_efficiency (large bf16 GEMM), atomic_ops_per_clk and
+atomic_serial_cycles (atomics to distinct addresses / to one address). Nothing else in the
+simulator imports this module: the simulator itself needs neither torch nor a GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def measure(clock_hz: float | None = None) -> dict[str, float]:
+    """Run every microbenchmark; a failing one is reported as an error string, not raised."""
+    import torch
+    import triton
+    import triton.language as tl
+    from triton.testing import do_bench
+
+    props = torch.cuda.get_device_properties(0)
+    units = props.multi_processor_count
+    clock = clock_hz or 1.98e9
+    out: dict[str, float] = {"units": units, "clock_hz": clock, "l2_bytes": props.L2_cache_size}
+
+    @triton.jit
+    def reread(src, dst, nblocks, REPS: tl.constexpr, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        grid = tl.num_programs(0)
+        acc = tl.zeros([BLOCK], tl.float32)
+        for r in range(REPS):
+            block = (pid + r * grid) % nblocks
+            acc += tl.load(src + block * BLOCK + tl.arange(0, BLOCK), cache_modifier=".cg")
+        tl.store(dst + pid * BLOCK + tl.arange(0, BLOCK), acc)
+
+    @triton.jit
+    def chase(nxt, dst, STEPS: tl.constexpr):
+        idx = tl.load(nxt)
+        for _ in range(STEPS):
+            idx = tl.load(nxt + idx, cache_modifier=".cg")
+        tl.store(dst, idx)
+
+    @triton.jit
+    def empty(dst):
+        pass
+
+    @triton.jit
+    def atomics(dst, n, spread, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.atomic_add(dst + (offs % spread), 1.0, mask=offs < n)
+
+    def timed(fn, iters=50):
+        """Seconds per call with CUDA events and no cache flush between calls (do_bench flushes L2)."""
+        fn()
+        torch.cuda.synchronize()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(iters):
+            fn()
+        stop.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(stop) * 1e-3 / iters
+
+    def run(name, fn):
+        try:
+            out.update(fn())
+        except Exception as exc:  # noqa: BLE001 - report and go on with the other measurements
+            out[name + "_error"] = repr(exc)
+
+    def dram():
+        x = torch.empty(1 << 28, dtype=torch.float32, device="cuda")  # 1 GiB
+        y = torch.empty_like(x)
+        ms = do_bench(lambda: y.copy_(x), warmup=50, rep=300)
+        bw = 2 * x.numel() * 4 / (ms * 1e-3)
+        return {"dram_copy_bytes_per_s": bw}
+
+    def l2():
+        best = 0.0
+        src = torch.randn(4 << 20, device="cuda")  # 16 MiB: L2-resident, re-read with L1 bypassed
+        for block, warps, per_unit in ((1024, 4, 8), (2048, 8, 8), (1024, 4, 16), (4096, 8, 4)):
+            reps, grid = 256, units * per_unit
+            dst = torch.empty(grid * block, device="cuda")
+            nblocks = src.numel() // block
+            seconds = timed(lambda: reread[(grid,)](src, dst, nblocks, REPS=reps, BLOCK=block, num_warps=warps))
+            best = max(best, grid * reps * block * 4 / seconds)
+        return {"l2_bytes_per_s": best}
+
+    def latency(region_bytes, steps=4096):
+        n = region_bytes // 8
+        stride = 32  # 256 B between visited elements: every step a new line
+        slots = torch.randperm(n // stride, device="cuda") * stride
+        nxt = torch.zeros(n, dtype=torch.int64, device="cuda")
+        nxt[slots] = torch.roll(slots, -1)
+        dst = torch.zeros(1, dtype=torch.int64, device="cuda")
+        return timed(lambda: chase[(1,)](nxt, dst, STEPS=steps, num_warps=1), iters=5) / steps * clock
+
+    run("dram", dram)
+    run("l2", l2)
+    # 2 GiB: every step misses L2 (TLB misses included); 4 MiB with a chain of 4096 of its 16,384
+    # lines, repeated without a flush: every step hits L2
+    run("latency", lambda: {"mem_latency_cycles": latency(2 << 30), "l2_latency_cycles": latency(4 << 20)})
+
+    def launch():
+        dst = torch.empty(1, device="cuda")
+        return {"launch_overhead_s": do_bench(lambda: empty[(1,)](dst), warmup=100, rep=500) * 1e-3}
+
+    def gemm():
+        a = torch.randn(8192, 8192, dtype=torch.bfloat16, device="cuda")
+        b = torch.randn_like(a)
+        ms = do_bench(lambda: a @ b, warmup=10, rep=200)
+        return {"bf16_gemm_flops": 2 * 8192**3 / (ms * 1e-3)}
+
+    def atomic():
+        n, block = 1 << 26, 1024
+        dst = torch.zeros(n, device="cuda")
+        grid = (n // block,)
+        distinct = do_bench(lambda: atomics[grid](dst, n, n, BLOCK=block), warmup=10, rep=100) * 1e-3
+        hot = torch.zeros(1, device="cuda")
+        m = 1 << 22
+        one = do_bench(lambda: atomics[(m // block,)](hot, m, 1, BLOCK=block), warmup=3, rep=30) * 1e-3
+        return {"atomic_ops_per_s": n / distinct, "same_address_ops_per_s": m / one}
+
+    run("launch", launch)
+    run("gemm", gemm)
+    run("atomic", atomic)
+    return out
+
+
+def derive(raw: dict[str, float], dram_peak: float, tensor_peak: float) -> dict[str, float]:
+    """Spec values from the raw measurements."""
+    units, clock = raw["units"], raw["clock_hz"]
+    spec = {}
+    if "dram_copy_bytes_per_s" in raw:
+        spec["dram_efficiency"] = raw["dram_copy_bytes_per_s"] / dram_peak
+    for key in ("l2_bytes_per_s", "mem_latency_cycles", "launch_overhead_s"):
+        if key in raw:
+            spec[key] = raw[key]
+    if "bf16_gemm_flops" in raw:
+        spec["tensor_efficiency"] = raw["bf16_gemm_flops"] / tensor_peak
+    if "atomic_ops_per_s" in raw:
+        spec["atomic_ops_per_clk"] = raw["atomic_ops_per_s"] / (units * clock)
+        spec["atomic_serial_cycles"] = clock / raw["same_address_ops_per_s"]
+    return spec
+
+
+def main(argv: list[str]) -> None:
+    from simulator.specs import get_spec
+
+    h200 = get_spec("h200")
+    raw = measure(h200.clock_hz)
+    result = {"raw": raw, "spec": derive(raw, h200.dram_bytes_per_s, h200.peak_tensor_flops("bf16"))}
+    print(json.dumps(result, indent=2))
+    if argv:
+        with open(argv[0], "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

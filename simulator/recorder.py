@@ -1,0 +1,133 @@
+"""LaunchCounters: turns the raw events of one launch into Counters, per source line and in total.
+
+The runtime reports what each warp did (addresses of memory instructions, instruction counts,
+tl.dot FLOPs, barriers) tagged with the source line; this class runs the memory models
+(coalescing, banks, atomics) as events arrive and feeds the L2 model once at the end, in program
+launch order, so L2 hits and DRAM bytes can be attributed to lines too. One object per launch:
+
+    rec = LaunchCounters(spec, programs=grid_size, num_warps=4, num_stages=3)
+    rec.global_access(("k.py", 12), addresses, mask, access_bytes=4, program_ids=pids)
+    ...
+    totals, per_line = rec.finish()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from simulator.atomics import atomic_contention
+from simulator.banks import bank_conflicts
+from simulator.coalescing import GlobalAccess, coalesce
+from simulator.counters import Counters
+from simulator.l2 import L2Cache
+from simulator.specs import MachineSpec, current_spec
+
+LineKey = tuple[str, int]
+
+_DEVICE_L2: dict[MachineSpec, L2Cache] = {}
+
+
+def device_l2(spec: MachineSpec | str | None = None) -> L2Cache:
+    """The process-wide L2 of one machine: its contents carry over from launch to launch."""
+    spec = current_spec(spec)
+    if spec not in _DEVICE_L2:
+        _DEVICE_L2[spec] = L2Cache(spec)
+    return _DEVICE_L2[spec]
+
+
+def reset_device_l2() -> None:
+    """Forget every machine's L2 contents (a cold device)."""
+    _DEVICE_L2.clear()
+
+
+class LaunchCounters:
+    """Accumulates the counters of one launch from per-warp events, keyed by source line."""
+
+    def __init__(self, spec: MachineSpec | str | None = None, *, programs: int, num_warps: int,
+                 num_stages: int = 0, registers_per_thread: int = 0, shared_bytes_per_program: int = 0,
+                 l2: L2Cache | None | bool = True) -> None:
+        self.spec = current_spec(spec)
+        self.l2 = device_l2(self.spec) if l2 is True else (l2 or None)
+        self.config = Counters(programs=programs, num_warps=num_warps, num_stages=num_stages,
+                               registers_per_thread=registers_per_thread,
+                               shared_bytes_per_program=shared_bytes_per_program)
+        self.lines: dict[LineKey, Counters] = {}
+        self._stream: list[tuple[np.ndarray, np.ndarray, bool, int]] = []  # sectors, programs, write, line id
+        self._line_ids: dict[LineKey, int] = {}
+
+    def global_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
+                      access_bytes: int = 4, *, store: bool = False,
+                      program_ids: np.ndarray | None = None) -> GlobalAccess:
+        """A batch of global load (or store) warp instructions; program_ids: one per row, for L2 order."""
+        result = coalesce(addresses, mask, access_bytes, self.spec, keep_sectors=self.l2 is not None)
+        self._add(line, result.to_counters("store" if store else "load"))
+        self._queue(line, result, store, program_ids)
+        return result
+
+    def shared_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
+                      access_bytes: int = 4) -> None:
+        """A batch of shared-memory warp instructions (byte offsets into the program's shared memory)."""
+        self._add(line, bank_conflicts(addresses, mask, access_bytes, self.spec).to_counters())
+
+    def atomic_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
+                      access_bytes: int = 4, *, program_ids: np.ndarray | None = None) -> None:
+        """A batch of atomic warp instructions; they read and write their sectors at the L2."""
+        self._add(line, atomic_contention(addresses, mask, self.spec).to_counters())
+        if self.l2 is not None:
+            self._queue(line, coalesce(addresses, mask, access_bytes, self.spec, keep_sectors=True), True,
+                        program_ids)
+
+    def instructions(self, line: LineKey, counts: Mapping[str, int], simt_flops: int = 0) -> None:
+        """Warp instructions by class (see counters.INSTRUCTION_CLASSES) and their lane FLOPs."""
+        self._add(line, Counters(instructions=dict(counts), simt_flops=simt_flops))
+
+    def dot(self, line: LineKey, dtype: str, flops: int) -> None:
+        """Tensor-core FLOPs (2*M*N*K) of tl.dot with operands of `dtype`."""
+        self._add(line, Counters(tensor_flops={dtype: flops}))
+
+    def barriers(self, line: LineKey, count: int) -> None:
+        """Barrier instructions executed, counted per warp."""
+        self._add(line, Counters(barriers=count))
+
+    def memory_rounds(self, rounds: int) -> None:
+        """Dependent global round trips on the programs' critical paths (summed over programs)."""
+        self.config.memory_rounds += rounds
+
+    def finish(self) -> tuple[Counters, dict[LineKey, Counters]]:
+        """Run the L2 on the launch's sector stream and return (launch totals, per-line counters)."""
+        if self.l2 is not None and self._stream:
+            self._run_l2()
+        totals = sum(self.lines.values(), Counters()) + self.config
+        return totals, dict(self.lines)
+
+    # --- internals ---------------------------------------------------------------------------------
+
+    def _add(self, line: LineKey, counters: Counters) -> None:
+        self.lines[line] = self.lines.get(line, Counters()) + counters
+
+    def _queue(self, line: LineKey, result: GlobalAccess, write: bool, program_ids: np.ndarray | None) -> None:
+        if self.l2 is None or result.sector_ids.size == 0:
+            return
+        if program_ids is None:
+            per_sector = np.zeros(result.sector_ids.size, dtype=np.int64)
+        else:
+            per_sector = np.repeat(np.asarray(program_ids, dtype=np.int64), result.sectors)
+        line_id = self._line_ids.setdefault(line, len(self._line_ids))
+        self._stream.append((result.sector_ids, per_sector, write, line_id))
+
+    def _run_l2(self) -> None:
+        """Order the stream by program (then by arrival), run it, attribute hits and DRAM bytes."""
+        sectors = np.concatenate([s for s, _, _, _ in self._stream])
+        programs = np.concatenate([p for _, p, _, _ in self._stream])
+        writes = np.concatenate([np.full(s.size, w) for s, _, w, _ in self._stream])
+        groups = np.concatenate([np.full(s.size, g) for s, _, _, g in self._stream])
+        order = np.argsort(programs, kind="stable")
+        stats = self.l2.access(sectors[order], writes[order], groups[order])
+        self.l2.end_launch()
+        keys = {v: k for k, v in self._line_ids.items()}
+        for group, (hits, misses, read, written) in stats.by_group.items():
+            self._add(keys[group], Counters(l2_hits=hits, l2_misses=misses, dram_read_bytes=read,
+                                            dram_write_bytes=written))
+        self._stream.clear()
