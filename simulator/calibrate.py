@@ -2,9 +2,10 @@
 
 Run on a machine with a CUDA GPU, torch and triton:  python -m simulator.calibrate [out.json]
 It prints, and writes as JSON, the values to put into that machine's spec table (presets.py):
-dram_efficiency (large copy), l2_bytes_per_s (L2-resident re-reads, L1 bypassed), mem_latency_cycles
-(pointer chase through DRAM, and through L2 for reference), launch_overhead_s (an empty kernel
-timed like a user would), tensor_efficiency (large bf16 GEMM), atomic_ops_per_clk and
+dram_efficiency (large copy), l2_bytes_per_s (L2-resident re-reads, L1 bypassed),
+mem_latency_cycles and l2_latency_cycles (pointer chases through DRAM and through L2),
+launch_overhead_s (an empty kernel timed like a user would), barrier_cycles (back-to-back
+barriers of 4 warps), tensor_efficiency (large bf16 GEMM), atomic_ops_per_clk and
 atomic_serial_cycles (atomics to distinct addresses / to one address). Nothing else in the
 simulator imports this module: the simulator itself needs neither torch nor a GPU.
 """
@@ -43,6 +44,12 @@ def measure(clock_hz: float | None = None) -> dict[str, float]:
         for _ in range(STEPS):
             idx = tl.load(nxt + idx, cache_modifier=".cg")
         tl.store(dst, idx)
+
+    @triton.jit
+    def barriers(dst, STEPS: tl.constexpr):
+        for _ in range(STEPS):
+            tl.debug_barrier()
+        tl.store(dst, 1)
 
     @triton.jit
     def empty(dst):
@@ -89,20 +96,23 @@ def measure(clock_hz: float | None = None) -> dict[str, float]:
             best = max(best, grid * reps * block * 4 / seconds)
         return {"l2_bytes_per_s": best}
 
-    def latency(region_bytes, steps=4096):
+    def latency(region_bytes, flush, steps=4096):
         n = region_bytes // 8
         stride = 32  # 256 B between visited elements: every step a new line
         slots = torch.randperm(n // stride, device="cuda") * stride
         nxt = torch.zeros(n, dtype=torch.int64, device="cuda")
         nxt[slots] = torch.roll(slots, -1)
         dst = torch.zeros(1, dtype=torch.int64, device="cuda")
-        return timed(lambda: chase[(1,)](nxt, dst, STEPS=steps, num_warps=1), iters=5) / steps * clock
+        call = lambda: chase[(1,)](nxt, dst, STEPS=steps, num_warps=1)  # noqa: E731
+        seconds = do_bench(call, warmup=3, rep=50) * 1e-3 if flush else timed(call, iters=20)
+        return seconds / steps * clock
 
     run("dram", dram)
     run("l2", l2)
-    # 2 GiB: every step misses L2 (TLB misses included); 4 MiB with a chain of 4096 of its 16,384
-    # lines, repeated without a flush: every step hits L2
-    run("latency", lambda: {"mem_latency_cycles": latency(2 << 30), "l2_latency_cycles": latency(4 << 20)})
+    # do_bench flushes L2 before each call, so the first chain misses every step (TLB misses
+    # included over 2 GiB); the second repeats a 4096-line chain without a flush and hits L2
+    run("latency", lambda: {"mem_latency_cycles": latency(2 << 30, flush=True),
+                            "l2_latency_cycles": latency(4 << 20, flush=False)})
 
     def launch():
         dst = torch.empty(1, device="cuda")
@@ -124,7 +134,14 @@ def measure(clock_hz: float | None = None) -> dict[str, float]:
         one = do_bench(lambda: atomics[(m // block,)](hot, m, 1, BLOCK=block), warmup=3, rep=30) * 1e-3
         return {"atomic_ops_per_s": n / distinct, "same_address_ops_per_s": m / one}
 
+    def barrier():
+        dst = torch.empty(1, device="cuda")
+        steps = 1 << 16
+        seconds = timed(lambda: barriers[(1,)](dst, STEPS=steps, num_warps=4), iters=10)
+        return {"barrier_cycles": seconds / steps * clock}
+
     run("launch", launch)
+    run("barrier", barrier)
     run("gemm", gemm)
     run("atomic", atomic)
     return out
@@ -136,7 +153,7 @@ def derive(raw: dict[str, float], dram_peak: float, tensor_peak: float) -> dict[
     spec = {}
     if "dram_copy_bytes_per_s" in raw:
         spec["dram_efficiency"] = raw["dram_copy_bytes_per_s"] / dram_peak
-    for key in ("l2_bytes_per_s", "mem_latency_cycles", "launch_overhead_s"):
+    for key in ("l2_bytes_per_s", "mem_latency_cycles", "l2_latency_cycles", "launch_overhead_s", "barrier_cycles"):
         if key in raw:
             spec[key] = raw[key]
     if "bf16_gemm_flops" in raw:

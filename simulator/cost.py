@@ -12,7 +12,8 @@ unit, in cycles (per-program counts are launch totals / programs):
     shared   b * wavefronts / shared_wavefronts_per_clk
     l2       b * sectors * sector_bytes / (l2_bytes_per_s / clock / active_units)
     dram     b * dram_bytes / (dram_bytes_per_s * dram_efficiency / clock / active_units)
-    latency  memory_rounds * mem_latency_cycles + barriers_per_warp * barrier_cycles
+    latency  memory_rounds * L + barriers_per_warp * barrier_cycles, with the round trip
+             L = h * l2_latency_cycles + (1 - h) * mem_latency_cycles at the L2 hit rate h
              (Little's law: a program cannot finish faster than its chain of round trips;
               without memory_rounds from the compiler, rounds = load requests per warp /
               (loads_in_flight_per_warp * num_stages))
@@ -81,7 +82,8 @@ def estimate(counters: Counters, grid: int | tuple[int, ...] | None = None,
     """Modeled time of a launch whose programs did, on average, what `counters` says.
 
     grid: the launch grid (programs = its product); default counters.programs. When counters
-    cover only sampled programs, counters.programs says how many, and the rest are assumed alike.
+    cover only sampled programs, counters.programs says how many, and the rest are assumed alike;
+    counters.programs = 0 means the counters describe one program.
     """
     spec = current_spec(spec)
     programs = _programs(grid) if grid is not None else counters.programs
@@ -136,9 +138,10 @@ class _PerProgram:
         for cls, count in counters.instructions.items():
             pipe = INSTRUCTION_CLASSES.get(cls, "alu")
             pipes[pipe] = pipes.get(pipe, 0.0) + count
-        memory = (counters.load_requests + counters.store_requests + counters.shared_requests
-                  + counters.atomic_requests)
-        pipes["memory"] = pipes.get("memory", 0.0) + memory
+        # global and atomic requests are per transaction group (4 per 128-lane MUSA warp instruction)
+        groups = ceil_div(spec.warp_size, min(spec.transaction_lanes, spec.warp_size))
+        global_instructions = (counters.load_requests + counters.store_requests + counters.atomic_requests) / groups
+        pipes["memory"] = pipes.get("memory", 0.0) + global_instructions + counters.shared_requests
         pipe_cycles = max((count * spec.warp_size / spec.simt_lanes_per_clk[p] for p, count in pipes.items()),
                           default=0.0)
         slot_cycles = sum(pipes.values()) / spec.issue_schedulers
@@ -153,7 +156,9 @@ class _PerProgram:
             per_warp = counters.load_requests / n / num_warps
             rounds = math.ceil(per_warp / (spec.loads_in_flight_per_warp * max(1, counters.num_stages)))
         barriers_per_warp = counters.barriers / n / num_warps
-        self.latency_cycles = rounds * spec.mem_latency_cycles + barriers_per_warp * spec.barrier_cycles
+        hit = counters.l2_hit_rate
+        round_trip = hit * spec.l2_latency_cycles + (1 - hit) * spec.mem_latency_cycles
+        self.latency_cycles = rounds * round_trip + barriers_per_warp * spec.barrier_cycles
 
 
 def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: int,

@@ -18,9 +18,10 @@ Policies:
 
 Speed: sets are independent, so the stream is processed in rounds, round k holding the k-th
 access of every set; each round is a handful of numpy operations over all sets at once (a lookup
-compares the line with the tags of its set's row). Consecutive sectors of one line from the same
-request are merged into one lookup with a sector mask first. Cost is O(accesses) numpy work
-plus a per-round overhead; rounds = accesses of the busiest set.
+compares the line with the tags of its set's row). A run of strictly increasing sectors of one
+line (a request's sectors, which the coalescer emits sorted) is first merged into one lookup with
+a sector mask: all of them see the line as it was before the run, as within one request. Cost is
+O(accesses) numpy work plus a per-round overhead; rounds = lookups of the busiest set.
 """
 
 from __future__ import annotations
@@ -121,13 +122,14 @@ class L2Cache:
         self._atom_count = atoms.sum(axis=1)
 
     def _merge(self, sectors: np.ndarray, writes: np.ndarray, groups: np.ndarray | None):
-        """Merge runs of consecutive accesses to one line (same kind, same group) into one lookup."""
+        """Merge runs of strictly increasing sectors of one line (same kind, same group) into one lookup."""
         spl_shift = self.sectors_per_line.bit_length() - 1
         lines = sectors >> spl_shift
         bit = np.left_shift(1, sectors & (self.sectors_per_line - 1))
         start = np.empty(sectors.size, dtype=bool)
         start[0] = True
         np.not_equal(lines[1:], lines[:-1], out=start[1:])
+        start[1:] |= sectors[1:] <= sectors[:-1]  # a repeated sector is an access of its own
         start[1:] |= writes[1:] != writes[:-1]
         if groups is not None:
             start[1:] |= groups[1:] != groups[:-1]

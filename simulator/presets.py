@@ -9,6 +9,7 @@ Per-unit rates are per clock at `clock_hz`.
 from __future__ import annotations
 
 _GUIDE = "CUDA Programming Guide throughput table, CC 9.0"
+_MEASURED = "measured on an H200 with simulator/calibrate.py (2026-11)"
 
 # SIMT pipe widths (lanes per clock per unit) of a Hopper SM; reused, as an assumption, for MUSA.
 _HOPPER_PIPES = {"fma": 128.0, "alu": 64.0, "special": 16.0, "conversion": 16.0, "branch": 64.0,
@@ -40,12 +41,13 @@ H200 = {
     "l2_bytes": (62914560, "H", "measured 60 MiB"),
     "l2_line_bytes": (128, "H", "Nsight Compute: 128-B lines of four 32-B sectors"),
     "l2_ways": (16, "assumed", "associativity not published; 16-way with hashed set index"),
-    "l2_bytes_per_s": (10.0e12, "L", "~10 TB/s quoted for Hopper L2 by secondary sources; calibrate "
-                       "with an L2-resident copy (§4.3 step 6)"),
+    "l2_bytes_per_s": (9.9e12, "H", "16 MiB L2-resident re-read, L1 bypassed: 9.4-9.9 TB/s; " + _MEASURED),
     "dram_bytes_per_s": (4.8e12, "H", "datasheet; measured bus 6,016 bit x 3,201 MHz DDR = 4.82 TB/s"),
-    "dram_efficiency": (0.89, "H", "measured 4 GiB copy: 4,272 GB/s of 4.8 TB/s"),
+    "dram_efficiency": (0.885, "H", "1-4 GiB copies: 4,248-4,272 GB/s of 4.8 TB/s; " + _MEASURED),
     "dram_atom_bytes": (64, "L", "strided-copy curve fits 64-B DRAM fetches (research §2)"),
-    "mem_latency_cycles": (600.0, "assumed", "global load round trip; calibrate with a pointer chase"),
+    "mem_latency_cycles": (680.0, "H", "pointer chase over 2 GiB, L2 flushed: 681 cycles = 344 ns (TLB misses "
+                           "included); " + _MEASURED),
+    "l2_latency_cycles": (295.0, "H", "pointer chase that hits L2: 295 cycles; " + _MEASURED),
     "loads_in_flight_per_warp": (8, "assumed", "independent loads per warp when the compiler gives no "
                                  "memory_rounds"),
     "tensor_flops_per_clk": ({"fp16": 4096 * 1830 / 1980, "bf16": 4096 * 1830 / 1980,
@@ -53,15 +55,17 @@ H200 = {
                               "int8": 8192 * 1830 / 1980, "fp64": 256.0},
                              "H", "whitepaper dense rates; tensor peaks are quoted at 1,830 MHz, so the "
                              "per-clock rate at 1,980 MHz is scaled by 1830/1980"),
-    "tensor_efficiency": (0.75, "H", "measured bf16/fp16 8192^3 GEMM at 71-80 % of peak"),
+    "tensor_efficiency": (0.72, "H", "bf16 8192^3 torch GEMM at 70-80 % of peak over several runs"),
     "tensor_subcores": (4, "H", "4 tensor cores per SM; Triton's min(num_warps, 4) rule"),
     "fp32_flops_per_clk": (256.0, "H", "128 FP32 lanes x FMA"),
     "simt_lanes_per_clk": (dict(_HOPPER_PIPES), "M", f"{_GUIDE}; branch lanes assumed 64; memory = "
                            "32 LD/ST units"),
-    "atomic_ops_per_clk": (2.0, "assumed", "distinct-address lane atomics per clock per SM at L2"),
-    "atomic_serial_cycles": (2.0, "assumed", "extra cycles per same-address atomic (serialised at L2)"),
-    "barrier_cycles": (20.0, "assumed", "bar.sync latency when all warps arrive together"),
-    "launch_overhead_s": (4.5e-6, "M", "measured ~4-5 us fixed cost per do_bench call"),
+    "atomic_ops_per_clk": (1.43, "H", "64 M fp32 atomic_add to distinct addresses (DRAM traffic included); "
+                           + _MEASURED),
+    "atomic_serial_cycles": (3.5, "H", "4 M fp32 atomic_add to one address: 3.48 cycles each; " + _MEASURED),
+    "barrier_cycles": (20.0, "H", "back-to-back barriers of 4 warps: 20.3 cycles; " + _MEASURED),
+    "launch_overhead_s": (4.5e-6, "M", "empty kernel 3.3-3.8 us with do_bench (measured); copy sizes imply "
+                          "4-5 us fixed cost with ramp-up (research §2)"),
     "alpha": (0.1, "assumed", "overlap blend in [0, 0.3]; calibrate (§4.3)"),
 }
 
@@ -95,9 +99,10 @@ MTT_S5000 = {
     "l2_ways": (16, "assumed", "not published; 16-way with hashed set index"),
     "l2_bytes_per_s": (6.4e12, "assumed", "4 x DRAM bandwidth (Triton perf model's ratio)"),
     "dram_bytes_per_s": (1.6e12, "H", "musaInfo 20,000 MHz x 640 bit"),
-    "dram_efficiency": (0.89, "assumed", "H200's measured copy efficiency"),
+    "dram_efficiency": (0.885, "assumed", "H200's measured copy efficiency"),
     "dram_atom_bytes": (32, "assumed", "not measured; sector-sized DRAM fetches (research §3.1)"),
-    "mem_latency_cycles": (600.0, "assumed", "not published; H200 value"),
+    "mem_latency_cycles": (680.0, "assumed", "not published; H200's measured value"),
+    "l2_latency_cycles": (295.0, "assumed", "not published; H200's measured value"),
     "loads_in_flight_per_warp": (8, "assumed", "independent loads per warp when the compiler gives no "
                                  "memory_rounds"),
     "tensor_flops_per_clk": ({"fp8": 1.024e15 / (56 * 1.5e9), "int8": 1.024e15 / (56 * 1.5e9),
@@ -105,13 +110,13 @@ MTT_S5000 = {
                               "tf32": 0.256e15 / (56 * 1.5e9)},
                              "L", "press: FP8 1,024 TFLOPS (M) / (56 MP x 1.5 GHz); fp16/bf16 half, tf32 a "
                              "quarter and int8 equal to fp8 are assumed"),
-    "tensor_efficiency": (0.75, "assumed", "H200's measured GEMM fraction"),
+    "tensor_efficiency": (0.72, "assumed", "H200's measured GEMM fraction"),
     "tensor_subcores": (4, "L", "128-thread warp squads = 4 warps feed the tensor core engine"),
     "fp32_flops_per_clk": (256.0, "assumed", "FP32 rate not published; 128 lanes per MP assumed"),
     "simt_lanes_per_clk": (dict(_HOPPER_PIPES), "assumed", _S5000_ASSUMED_PIPES),
-    "atomic_ops_per_clk": (2.0, "assumed", "H200 value"),
-    "atomic_serial_cycles": (2.0, "assumed", "H200 value"),
-    "barrier_cycles": (20.0, "assumed", "H200 value"),
+    "atomic_ops_per_clk": (1.43, "assumed", "H200's measured value"),
+    "atomic_serial_cycles": (3.5, "assumed", "H200's measured value"),
+    "barrier_cycles": (20.0, "assumed", "H200's measured value"),
     "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),
     "alpha": (0.1, "assumed", "uncalibrated; H200 default"),
 }
@@ -147,21 +152,22 @@ MTT_S4000 = {
     "l2_ways": (16, "assumed", "not published"),
     "l2_bytes_per_s": (3.072e12, "assumed", "4 x DRAM bandwidth (Triton perf model's ratio)"),
     "dram_bytes_per_s": (768e9, "M", "press: 48 GB GDDR6, 384-bit, 768 GB/s"),
-    "dram_efficiency": (0.89, "assumed", "H200's measured copy efficiency"),
+    "dram_efficiency": (0.885, "assumed", "H200's measured copy efficiency"),
     "dram_atom_bytes": (32, "assumed", "not measured"),
-    "mem_latency_cycles": (600.0, "assumed", "not published; H200 value"),
+    "mem_latency_cycles": (680.0, "assumed", "not published; H200's measured value"),
+    "l2_latency_cycles": (295.0, "assumed", "not published; H200's measured value"),
     "loads_in_flight_per_warp": (8, "assumed", "independent loads per warp when the compiler gives no "
                                  "memory_rounds"),
     "tensor_flops_per_clk": ({"fp16": 1024.0, "bf16": 1024.0, "tf32": 512.0, "int8": 2048.0},
                              "L", "press 98 / 49 / 196 T(FL)OPS (M) over the assumed 64 MPs x 1.5 GHz; "
                              "no fp8 (H: unsupported on mp_22)"),
-    "tensor_efficiency": (0.75, "assumed", "H200's measured GEMM fraction"),
+    "tensor_efficiency": (0.72, "assumed", "H200's measured GEMM fraction"),
     "tensor_subcores": (4, "assumed", "not published"),
     "fp32_flops_per_clk": (256.0, "L", "25 TFLOPS (M) over the assumed 64 MPs x 1.5 GHz"),
     "simt_lanes_per_clk": (dict(_HOPPER_PIPES), "assumed", "not published; Hopper SM pipe widths"),
-    "atomic_ops_per_clk": (2.0, "assumed", "H200 value"),
-    "atomic_serial_cycles": (2.0, "assumed", "H200 value"),
-    "barrier_cycles": (20.0, "assumed", "H200 value"),
+    "atomic_ops_per_clk": (1.43, "assumed", "H200's measured value"),
+    "atomic_serial_cycles": (3.5, "assumed", "H200's measured value"),
+    "barrier_cycles": (20.0, "assumed", "H200's measured value"),
     "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),
     "alpha": (0.1, "assumed", "uncalibrated; H200 default"),
 }

@@ -67,6 +67,7 @@ class MachineSpec:
     dram_efficiency: float
     dram_atom_bytes: int
     mem_latency_cycles: float
+    l2_latency_cycles: float
     loads_in_flight_per_warp: int
     # arithmetic rates (FLOP or lane-ops per clock per unit)
     tensor_flops_per_clk: Mapping[str, float]
@@ -178,7 +179,7 @@ _POSITIVE = (
     "max_registers_per_thread", "register_alloc_unit", "shared_bytes_per_unit", "shared_banks",
     "shared_bank_bytes", "shared_wavefronts_per_clk", "transaction_lanes", "sector_bytes", "l2_bytes",
     "l2_line_bytes", "l2_ways", "l2_bytes_per_s", "dram_bytes_per_s", "dram_efficiency",
-    "dram_atom_bytes", "mem_latency_cycles", "loads_in_flight_per_warp", "tensor_efficiency",
+    "dram_atom_bytes", "mem_latency_cycles", "l2_latency_cycles", "loads_in_flight_per_warp", "tensor_efficiency",
     "tensor_subcores", "fp32_flops_per_clk", "atomic_ops_per_clk",
 )
 

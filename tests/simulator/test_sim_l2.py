@@ -83,6 +83,11 @@ def test_groups_split_the_counts():
     assert stats.hits + stats.misses == stream.size
 
 
+def test_every_access_is_counted_even_when_repeated():
+    stats = L2Cache("mtt-s5000").access(np.array([5, 5, 5, 6, 5]))
+    assert (stats.misses, stats.hits) == (2, 3)
+
+
 def test_contents_persist_across_batches_and_reset_clears_them():
     cache = L2Cache("h200")
     cache.access(sectors_of(8 * KIB))
@@ -99,8 +104,10 @@ def reference(cache, sectors, writes):
     i = 0
     while i < len(sectors):
         line, w, mask = sectors[i] // spl, writes[i], 0
-        while i < len(sectors) and sectors[i] // spl == line and writes[i] == w:
+        previous = -1
+        while i < len(sectors) and sectors[i] // spl == line and writes[i] == w and sectors[i] > previous:
             mask |= 1 << int(sectors[i] % spl)
+            previous = sectors[i]
             i += 1
         lru = sets[int(cache._set_of(np.array([line]))[0])]
         if line in lru:
