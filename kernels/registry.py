@@ -1,0 +1,60 @@
+"""The library's table of runnable cases: `python -m kernels` checks them, `python -m kernels.bench` times them.
+
+Each kernel module registers a function that yields `Case`s at representative shapes; one table
+keeps the checker, the benchmark and the tests from spelling the same shapes three times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Case:
+    """One op at one shape: how to run it with wavetile and how to compute the same thing in numpy."""
+
+    op: str  # "rope.neox", "norm.rmsnorm", ...
+    shape: str  # human-readable problem size, e.g. "T=64 H=16 D=256"
+    dtype: str  # "fp32", "fp16", "bf16", "int4", ...
+    run: Callable[[], object]  # runs the wavetile host function; returns an array or a tuple of arrays
+    reference: Callable[[], object]  # numpy reference with the same structure
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    min_bytes: int | None = None  # bytes the op must at least read + write (for "bytes moved vs minimum")
+    notes: dict = field(default_factory=dict)  # extra figures to report (e.g. error vs unquantised fp32)
+
+
+_PROVIDERS: list[Callable[[], Iterable[Case]]] = []
+
+
+def register(provider: Callable[[], Iterable[Case]]) -> Callable[[], Iterable[Case]]:
+    """Decorator for a module-level function that yields the module's Cases."""
+    _PROVIDERS.append(provider)
+    return provider
+
+
+def all_cases() -> list[Case]:
+    import kernels  # noqa: F401  (importing the package imports every family module)
+
+    return [case for provider in _PROVIDERS for case in provider()]
+
+
+def max_error(got, expected) -> float:
+    """Largest absolute difference over every output array of a case."""
+    got = got if isinstance(got, tuple) else (got,)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    worst = 0.0
+    for g, e in zip(got, expected, strict=True):
+        g64, e64 = np.asarray(g, dtype=np.float64), np.asarray(e, dtype=np.float64)
+        worst = max(worst, float(np.max(np.abs(g64 - e64))) if g64.size else 0.0)
+    return worst
+
+
+def check(case: Case, got, expected) -> bool:
+    got = got if isinstance(got, tuple) else (got,)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    return all(np.allclose(np.asarray(g, np.float64), np.asarray(e, np.float64), rtol=case.rtol, atol=case.atol)
+               for g, e in zip(got, expected, strict=True))
