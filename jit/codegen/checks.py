@@ -41,19 +41,7 @@ def access_check(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None, siz
         return
     b = lw.b
     buffer = lw.provenance.buffer(ptr)
-    base = pointer_base(lw, ptr)
-    if base is not None:
-        stats = offset_stats(lw, shape, ptr, mask)
-        base_address = b.ptrtoint(lw.scalars[base], I64)
-        step = ir.Constant(I64, size)
-        if stats.lo is None:
-            first, end = base_address, b.add(base_address, step)
-        else:
-            first = b.add(base_address, b.mul(stats.lo, step))
-            end = b.add(base_address, b.mul(b.add(stats.hi, ir.Constant(I64, 1)), step))
-        any_on, bits = stats.any_on, base_address
-    else:
-        any_on, first, end, bits = _address_bounds(lw, shape, ptr, mask, size)
+    any_on, first, end, bits = _bounds(lw, shape, ptr, mask, size)
     if buffer is not None:
         start, nbytes = buffer_bounds(lw, ir.Constant(I64, buffer))
         inside = b.and_(b.icmp_signed(">=", b.sub(first, start), ir.Constant(I64, 0)),
@@ -73,6 +61,28 @@ def access_check(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None, siz
     b.position_at_end(cont)
 
 
+def byte_range(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None, size: int):
+    """(any lane active, first byte, end byte) of the active lanes' elements."""
+    any_on, first, end, _ = _bounds(lw, shape, ptr, mask, size)
+    return any_on, first, end
+
+
+def _bounds(lw, shape, ptr: Value, mask: Value | None, size: int):
+    """(any lane active, first byte, end byte, bits whose low bits give the alignment)."""
+    base = pointer_base(lw, ptr)
+    if base is None:
+        return _address_bounds(lw, shape, ptr, mask, size)
+    b = lw.b
+    stats = offset_stats(lw, shape, ptr, mask)
+    base_address = b.ptrtoint(lw.scalars[base], I64)
+    step = ir.Constant(I64, size)
+    if stats.lo is None:
+        return stats.any_on, base_address, b.add(base_address, step), base_address
+    first = b.add(base_address, b.mul(stats.lo, step))
+    end = b.add(base_address, b.mul(b.add(stats.hi, ir.Constant(I64, 1)), step))
+    return stats.any_on, first, end, base_address
+
+
 def all_active(lw, shape: tuple[int, ...], mask: Value) -> ir.Value:
     """i1: every lane of the mask is on (cached per block; an and-reduction pass otherwise)."""
     key = (lw.block_key, "all", mask)
@@ -90,6 +100,9 @@ def offset_stats(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None) -> 
 
 
 def _offset_pass(lw, shape, ptr: Value, mask: Value | None) -> OffsetStats:
+    """Min/max of the offsets over all lanes and, in the same pass, whether every lane is on; only when
+    some lane is off does a second pass take min/max over the active lanes (selects cost as much as
+    the rest of the pass, and most programs have every lane on)."""
     b = lw.b
     terms = offset_terms(ptr)
     if not terms:
@@ -97,12 +110,35 @@ def _offset_pass(lw, shape, ptr: Value, mask: Value | None) -> OffsetStats:
     wide = len(terms) > 1
     signed = wide or terms[0].type.dtype.is_int_signed()
     ty = I64 if wide else register_type(terms[0].type.dtype)
+    lo, hi, all_on = _min_max(lw, shape, ptr, mask, wide, signed, ty, masked=False)
+    if all_on is None:
+        return OffsetStats(_TRUE, *_widen(b, lo, hi, signed))
+    lw.cache[(lw.block_key, "all", mask)] = all_on
+    first = b.block
+    with b.if_then(b.not_(all_on), likely=False):
+        partial_lo, partial_hi, _ = _min_max(lw, shape, ptr, mask, wide, signed, ty, masked=True)
+        partial = b.block
+    merged = []
+    for full_value, partial_value in ((lo, partial_lo), (hi, partial_hi)):
+        phi = b.phi(ty)
+        phi.add_incoming(full_value, first)
+        phi.add_incoming(partial_value, partial)
+        merged.append(phi)
+    lo, hi = merged
+    any_on = b.icmp_signed("<=", lo, hi) if signed else b.icmp_unsigned("<=", lo, hi)
+    return OffsetStats(any_on, *_widen(b, lo, hi, signed))
+
+
+def _min_max(lw, shape, ptr: Value, mask: Value | None, wide: bool, signed: bool, ty: ir.IntType, masked: bool):
+    """One pass: (min, max) of the lane offsets (of active lanes only when `masked`), and the and of the
+    mask over all lanes (None without a mask, or when `masked`)."""
+    b = lw.b
     top, bottom = _extremes(ty, signed)
     lo_slot, hi_slot = lw.scratch(ty, 1), lw.scratch(ty, 1)
     b.store(top, lo_slot)
     b.store(bottom, hi_slot)
     all_slot = None
-    if mask is not None:
+    if mask is not None and not masked:
         all_slot = lw.scratch(I8, 1)
         b.store(ir.Constant(I8, 1), all_slot)
     smallest = intrinsic(lw.module, "llvm.smin" if signed else "llvm.umin", ty, [ty, ty])
@@ -111,22 +147,24 @@ def _offset_pass(lw, shape, ptr: Value, mask: Value | None) -> OffsetStats:
     def lane(idx: list[ir.Value]) -> None:
         offset = element_offset(lw, ptr, idx, wide)
         low = high = offset
-        if mask is not None:
+        if masked:
             active = lw.element(mask, idx)
             low, high = b.select(active, offset, top), b.select(active, offset, bottom)
-            b.store(b.and_(b.load(all_slot), b.zext(active, I8)), all_slot)
+        elif all_slot is not None:
+            b.store(b.and_(b.load(all_slot), b.zext(lw.element(mask, idx), I8)), all_slot)
         b.store(b.call(smallest, [b.load(lo_slot), low]), lo_slot)
         b.store(b.call(largest, [b.load(hi_slot), high]), hi_slot)
 
     loop_nest(b, shape, lane)
-    lo, hi = b.load(lo_slot), b.load(hi_slot)
-    if all_slot is not None:
-        lw.cache[(lw.block_key, "all", mask)] = b.icmp_unsigned("!=", b.load(all_slot), ir.Constant(I8, 0))
-    any_on = b.icmp_signed("<=", lo, hi) if signed else b.icmp_unsigned("<=", lo, hi)
-    if ty.width < 64:
+    all_on = None if all_slot is None else b.icmp_unsigned("!=", b.load(all_slot), ir.Constant(I8, 0))
+    return b.load(lo_slot), b.load(hi_slot), all_on
+
+
+def _widen(b: ir.IRBuilder, lo: ir.Value, hi: ir.Value, signed: bool) -> tuple[ir.Value, ir.Value]:
+    if lo.type.width < 64:
         extend = b.sext if signed else b.zext
-        lo, hi = extend(lo, I64), extend(hi, I64)
-    return OffsetStats(any_on, lo, hi)
+        return extend(lo, I64), extend(hi, I64)
+    return lo, hi
 
 
 def _extremes(ty: ir.IntType, signed: bool) -> tuple[ir.Constant, ir.Constant]:

@@ -3,7 +3,8 @@ operations every op lowering needs (allocate a tile buffer, fill it, read an ele
 
 Scalars are SSA values in `scalars`; tiles that are stored live in `buffers`; fused tiles are in
 neither and are recomputed by `element`. `owned` marks buffers no other live value aliases, which is
-what lets tile.dot accumulate in place.
+what lets tile.dot accumulate in place. `assume_true` holds the masks known to be all-on in the code
+being emitted (the fast version of a masked loop), and `cache` per-block results of check passes.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import llvmlite.ir as ir
 
 from dsl.ir.core import Block, Function, Loc, Operation, TileType, Value
 from jit import abi
-from jit.codegen import driver, elements
+from jit.codegen import driver, elements, fusion
 from jit.codegen.buffers import Buffer
 from jit.codegen.llvm_types import I32, I64, slot_type
 from jit.codegen.loops import loop_nest, row_major_strides
@@ -24,13 +25,26 @@ OpEmitter = Callable[["Lowering", Operation], None]
 ALIGN = 64
 
 
+def _size_of(ty: ir.Type) -> int:
+    if isinstance(ty, ir.IntType):
+        return max(1, ty.width // 8)
+    if isinstance(ty, ir.PointerType | ir.DoubleType):
+        return 8
+    if isinstance(ty, ir.VectorType):
+        return ty.count * _size_of(ty.element)
+    return 4  # float
+
+
 class Lowering:
+    """One kernel being lowered into the program function; emitters receive it as `lw`."""
+
     def __init__(self, func: Function, module: ir.Module, program: ir.Function, emitters: dict[str, OpEmitter],
                  checks: bool):
         self.module = module
-        users = elements.users(func)
+        users = fusion.users(func)
         self.use_count = {value: len(ops) for value, ops in users.items()}
-        self.fused = elements.fused_values(func, users)
+        self.fused = fusion.fused_values(func, users)
+        self.assume_true: set[Value] = set()  # masks known to be all-on where code is being emitted
         self.provenance = Provenance(func)
         self.fn = program
         self.emitters = emitters
@@ -43,6 +57,7 @@ class Lowering:
         self.owned: set[Value] = set()
         self.sites: list[abi.Site] = []
         self._roots = 0
+        self.stack_bytes = 0  # upper bound of the program's frame: the runtime sizes thread stacks by it
         self._fail_fn: ir.Function | None = None
         self._find_fn: ir.Function | None = None
         self._ctx_cache: dict[int, ir.Value] = {}
@@ -71,15 +86,16 @@ class Lowering:
     # -- buffers
     def new_buffer(self, type: TileType) -> Buffer:
         """A fresh row-major stack buffer (an alloca in the entry block, 64-byte aligned)."""
-        ty = slot_type(type.dtype)
-        alloca = self.entry.alloca(ty, size=ir.Constant(I64, max(1, type.numel)))
-        alloca.align = ALIGN
+        alloca = self.scratch(slot_type(type.dtype), type.numel)
         self._roots += 1
         return Buffer(alloca, type.dtype, tuple(type.shape), row_major_strides(type.shape), 0, self._roots)
 
     def scratch(self, ty: ir.Type, count: int) -> ir.Value:
-        alloca = self.entry.alloca(ty, size=ir.Constant(I64, max(1, count)))
+        """`count` elements of `ty` in the program's stack frame."""
+        count = max(1, count)
+        alloca = self.entry.alloca(ty, size=ir.Constant(I64, count))
         alloca.align = ALIGN
+        self.stack_bytes += -(-count * _size_of(ty) // ALIGN) * ALIGN
         return alloca
 
     def bind(self, value: Value, buf: Buffer, owned: bool) -> None:

@@ -2,12 +2,13 @@
 
 Operands are packed into row-major buffers of the compute type (f32, f64 or i32): narrow floats are
 already f32 registers, tf32 operands get their low 13 mantissa bits cleared, int8 widens to i32.
-The product is then computed as C[i, j] = C[i, j] + A[i, k] * B[k, j] for k = 0, 1, ... (a rounded
-product, then a rounded sum, never a fused multiply-add), so results do not depend on blocking.
+The product is then computed as C[i, j] = fma(A[i, k], B[k, j], C[i, j]) for k = 0, 1, ...: the exact
+product the op table asks for, one rounding per step into the accumulator's type, in k order, so
+results do not depend on blocking. (For fp16/bf16/fp8/tf32 operands the f32 product is exact anyway.)
 
 The bulk of C is covered by MR x NR micro-tiles held in vector registers across the whole k loop
-(explicit LLVM vectors of 256 bits: 4 rows x 2 vectors); the ragged right and bottom strips use plain
-i-k-j loops that LLVM vectorises over j.
+(explicit LLVM vectors of 256 bits: 6 rows x 2 vectors, then one pass over the leftover rows); the
+ragged right strip and tiny leftovers use plain i-k-j loops that LLVM vectorises over j.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from dsl.dtypes import dtype
 from dsl.ir.core import Operation, TileType, Value
 from jit.codegen import numerics
 from jit.codegen.buffers import Buffer
-from jit.codegen.llvm_types import F32, F64, I32, I64, is_narrow_float, register_type
+from jit.codegen.llvm_types import F32, F64, I32, I64, intrinsic, is_narrow_float, register_type
 from jit.codegen.loops import counted_loop, loop_nest
 
 VECTOR_BYTES = 32
-MR = 4  # rows per micro-tile
+MR = 6  # rows per micro-tile: 6 x 2 accumulators hide the FMA latency (8 would just match it)
 NV = 2  # vectors per micro-tile row
 
 
@@ -96,10 +97,15 @@ def _matmul(lw, pa: ir.Value, pb: ir.Value, pc: ir.Value, m: int, n: int, k: int
     lanes = VECTOR_BYTES // (compute.width // 8 if isinstance(compute, ir.IntType) else
                              (8 if compute == F64 else 4))
     nr = NV * lanes
-    m0 = 0 if is_narrow_float(acc_dt) else m - m % MR
     n0 = 0 if is_narrow_float(acc_dt) else n - n % nr
-    if m0 and n0:
-        _micro_tiles(lw, pa, pb, pc, m0, n0, n, k, lanes)
+    m0 = 0  # rows covered by micro-tiles: MR at a time, then one pass of the leftover rows if >= 3
+    if n0:
+        m0 = m - m % MR
+        if m0:
+            _micro_tiles(lw, pa, pb, pc, 0, m0, MR, n0, n, k, lanes)
+        if m - m0 >= 3:
+            _micro_tiles(lw, pa, pb, pc, m0, m - m0, m - m0, n0, n, k, lanes)
+            m0 = m
     if n0 < n and m0:
         _strip(lw, pa, pb, pc, (0, m0), (n0, n), n, k, acc_dt)
     if m0 < m:
@@ -107,12 +113,15 @@ def _matmul(lw, pa: ir.Value, pb: ir.Value, pc: ir.Value, m: int, n: int, k: int
 
 
 def _multiply_add(b: ir.IRBuilder, c: ir.Value, a: ir.Value, x: ir.Value) -> ir.Value:
-    if isinstance(c.type, ir.VectorType) and isinstance(c.type.element, ir.IntType) or isinstance(c.type, ir.IntType):
+    """c + a * x: wrapping for integers, one rounding (llvm.fma, an exact product) for floats."""
+    element = c.type.element if isinstance(c.type, ir.VectorType) else c.type
+    if isinstance(element, ir.IntType):
         return b.add(c, b.mul(a, x))
-    return b.fadd(c, b.fmul(a, x))
+    return b.call(intrinsic(b.module, "llvm.fma", c.type, [c.type] * 3), [a, x, c])
 
 
-def _micro_tiles(lw, pa, pb, pc, m0: int, n0: int, n: int, k: int, lanes: int) -> None:
+def _micro_tiles(lw, pa, pb, pc, row0: int, rows_total: int, mr: int, n0: int, n: int, k: int, lanes: int) -> None:
+    """C[row0 : row0 + rows_total, :n0] by (mr x NV vectors) tiles kept in registers over the k loop."""
     b = lw.b
     compute = pc.type.pointee
     vec = ir.VectorType(compute, lanes)
@@ -125,11 +134,11 @@ def _micro_tiles(lw, pa, pb, pc, m0: int, n0: int, n: int, k: int, lanes: int) -
         return b.bitcast(b.gep(pc, [b.add(b.mul(row, ir.Constant(I64, n)), col)], inbounds=True), vptr)
 
     def tile_row(ib: ir.Value, _) -> None:
-        i0 = b.mul(ib, ir.Constant(I64, MR))
+        i0 = b.add(b.mul(ib, ir.Constant(I64, mr)), ir.Constant(I64, row0))
 
         def tile(jb: ir.Value, _) -> None:
             j0 = b.mul(jb, ir.Constant(I64, nr))
-            rows = [b.add(i0, ir.Constant(I64, r)) for r in range(MR)]
+            rows = [b.add(i0, ir.Constant(I64, r)) for r in range(mr)]
             cols = [b.add(j0, ir.Constant(I64, v * lanes)) for v in range(NV)]
             start = [b.load(c_address(row, col), align=align) for row in rows for col in cols]
 
@@ -147,13 +156,13 @@ def _micro_tiles(lw, pa, pb, pc, m0: int, n0: int, n: int, k: int, lanes: int) -
                         out.append(_multiply_add(b, accs[r * NV + v], splat, bv[v]))
                 return out
 
-            final = counted_loop(b, k, k_step, start, name="dot.k")
+            final = counted_loop(b, k, k_step, start, name="dot.k", scalar=True)  # vectorised by hand
             for (row, col), value in zip([(row, col) for row in rows for col in cols], final):
                 b.store(value, c_address(row, col), align=align)
 
-        counted_loop(b, n0 // nr, tile, name="dot.j")
+        counted_loop(b, n0 // nr, tile, name="dot.j", scalar=True)
 
-    counted_loop(b, m0 // MR, tile_row, name="dot.i")
+    counted_loop(b, rows_total // mr, tile_row, name="dot.i", scalar=True)
 
 
 def _strip(lw, pa, pb, pc, rows: tuple[int, int], cols: tuple[int, int], n: int, k: int, acc_dt: dtype) -> None:

@@ -1,9 +1,9 @@
-"""Fusion: which tile values are never stored, and the per-element expressions that compute them inline.
+"""Element expressions: the register value of a tile at one index, recursing through fused producers.
 
-A pure elementwise op or index remap whose single use is in the same block, by an op that reads its
-operands element by element, is *fused*: the consumer's loop computes it at each index it needs
-(`element`), recursing through fused producers. Constants, splats and aranges are always fused (they
-cost less to recompute than to load). Everything else is materialised once into a stack buffer.
+Which values are fused is decided in `fusion`; here a fused value is computed inline at the index its
+consumer's loop asks for (broadcast dims read index 0, permute and flip remap indices, expand_dims
+drops one), and a stored value is read from its buffer. `emit_pure` is the definition-site lowering
+of the ops that can be fused: nothing when fused, a view or one loop into a buffer otherwise.
 """
 
 from __future__ import annotations
@@ -12,78 +12,18 @@ import llvmlite.ir as ir
 import numpy as np
 
 from dsl.dtypes import dtype
-from dsl.ir.core import Function, Operation, Value
-from dsl.ir.ops import OPS
+from dsl.ir.core import Operation, Value
 from jit.codegen import numerics
-from jit.codegen.llvm_types import I32, I64, constant, is_narrow_float
+from jit.codegen.llvm_types import I1, I32, I64, constant, is_narrow_float
 from jit.codegen.ops_elementwise import ELEMENTWISE
-
-REMAPS = ("arith.constant", "tile.arange", "tile.splat", "tile.broadcast", "tile.expand_dims",
-          "tile.permute", "tile.flip")
-ALWAYS_FUSED = frozenset({"arith.constant", "tile.arange", "tile.splat"})
-# integer and pointer ops cheap enough to recompute in every consumer (index and mask arithmetic)
-INDEX_OPS = frozenset({"tile.broadcast", "tile.expand_dims", "tile.permute", "tile.flip", "tile.addptr",
-                       "arith.add", "arith.sub", "arith.mul", "arith.and", "arith.or", "arith.xor", "arith.shl",
-                       "arith.shr", "arith.min", "arith.max", "arith.cmp", "arith.select", "arith.not",
-                       "arith.neg", "arith.cast"})
-MAX_INDEX_COST = 24
-FUSABLE = frozenset(REMAPS) | frozenset(name for name, info in OPS.items() if info.elementwise)
-# ops that read their tile operands element by element (or materialise them where they are)
-CONSUMERS = FUSABLE | {"tile.load", "tile.store", "tile.atomic", "tile.atomic_cas", "tile.reduce", "tile.scan",
-                       "tile.dot", "tile.reshape", "tile.join", "tile.cat", "tile.gather", "tile.sort",
-                       "tile.histogram", "tile.print", "tile.assert"}
-
-
-def users(func: Function) -> dict[Value, list[Operation]]:
-    """Every value's using ops, once per operand slot (an op using a value twice appears twice)."""
-    table: dict[Value, list[Operation]] = {}
-    for op in func.walk():
-        for operand in op.operands:
-            table.setdefault(operand, []).append(op)
-    return table
-
-
-def fused_values(func: Function, users: dict[Value, list[Operation]]) -> set[Value]:
-    """The tile values computed inline by their consumer instead of being stored."""
-    fused = set()
-    index_cost: dict[Value, int] = {}
-    for op in func.walk():
-        if op.name not in FUSABLE or len(op.results) != 1 or op.result.type.is_scalar:
-            continue
-        value = op.result
-        if op.name in ALWAYS_FUSED:
-            fused.add(value)
-            index_cost[value] = 1
-            continue
-        cost = _index_cost(op, index_cost)
-        if cost is not None:  # index arithmetic: recomputing keeps addresses affine in the loop variable
-            fused.add(value)
-            index_cost[value] = cost
-            continue
-        mine = users.get(value, [])
-        if len(mine) == 1 and mine[0].parent is op.parent and mine[0].name in CONSUMERS:
-            fused.add(value)
-    return fused
-
-
-def _index_cost(op: Operation, known: dict[Value, int]) -> int | None:
-    """Size of the expression if `op` is cheap integer/pointer arithmetic on other index expressions."""
-    if op.name not in INDEX_OPS or op.result.type.dtype.is_floating():
-        return None
-    cost = 1
-    for operand in op.operands:
-        if operand.type.is_scalar:
-            continue
-        if operand not in known:
-            return None
-        cost += known[operand]
-    return cost if cost <= MAX_INDEX_COST else None
 
 
 def element(lw, value: Value, idx: list[ir.Value]) -> ir.Value:
     """The register value of `value` at index `idx` (i64 per dim); scalars ignore the index."""
     if value.type.is_scalar:
         return lw.scalars[value]
+    if value in lw.assume_true:
+        return ir.Constant(I1, 1)
     buf = lw.buffers.get(value)
     if buf is not None:
         return buf.load(lw.b, idx)
@@ -177,7 +117,14 @@ def _reindex(lw, op, idx):
     return element(lw, op.operands[0], source_index(lw, op, idx))
 
 
+def _load(lw, op, idx):
+    from jit.codegen.memory import load_element  # memory builds on this module
+
+    return load_element(lw, op, idx)
+
+
 _REMAPS = {
+    "tile.load": _load,
     "arith.constant": _constant,
     "tile.arange": _arange,
     "tile.splat": _splat,

@@ -32,13 +32,14 @@ bf16 shares f32's exponent range, so the bit-pattern rounding alone covers its s
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from functools import cache
 
 import llvmlite.ir as ir
 
 from dsl.dtypes import BY_IR, BY_NAME, dtype
-from jit.codegen.mathlib import F32, FloatOps, int_type_like
+from jit.codegen.mathlib import F32, FloatOps
 
 ROUNDINGS = ("rtne", "rtz")
 
@@ -110,13 +111,14 @@ def _fmt(fmt: dtype | str) -> _Format | None:
         raise ValueError(f"not a narrow float format: {fmt!r}") from None
 
 
-def _check(x: ir.Value, rounding: str) -> FloatOps:
+def _f32_ops(b: ir.IRBuilder, x: ir.Value, rounding: str = "rtne") -> FloatOps:
+    """Validate the arguments shared by the f32 -> narrow conversions."""
     if rounding not in ROUNDINGS:
         raise ValueError(f"rounding must be one of {ROUNDINGS}, not {rounding!r}")
     elem = x.type.element if isinstance(x.type, ir.VectorType) else x.type
     if elem != F32:
         raise TypeError(f"narrow float conversions take f32 values, not {x.type}")
-    return FloatOps
+    return FloatOps(b, x.type)
 
 
 def _int_type(like: ir.Type, width: int) -> ir.Type:
@@ -148,7 +150,7 @@ def encode(b: ir.IRBuilder, x: ir.Value, fmt: dtype | str, rounding: str = "rtne
     saturate=None picks the format's default (fp8: saturate, fp16/bf16: IEEE overflow); see the
     module docstring for the overflow table.
     """
-    o = _check(x, rounding)(b, x.type)
+    o = _f32_ops(b, x, rounding)
     f = _fmt(fmt)
     if f is None:
         return o.bits(x)
@@ -208,7 +210,7 @@ def round_to(b: ir.IRBuilder, x: ir.Value, fmt: dtype | str, rounding: str = "rt
 
     NaN stays NaN (x itself is returned for NaN lanes); overflow follows `encode`.
     """
-    o = _check(x, rounding)(b, x.type)
+    o = _f32_ops(b, x, rounding)
     f = _fmt(fmt)
     if f is None:
         return x
@@ -243,15 +245,10 @@ def tf32_truncate(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 
     NaNs pass unchanged: clearing the bits of a NaN whose payload lies only there would make inf.
     """
-    o = _check(x, "rtz")(b, x.type)
+    o = _f32_ops(b, x)
     truncated = o.from_bits(o.iand(o.bits(x), 0xFFFFE000))
     return o.select(o.isnan(x), x, truncated)
 
 
 def _f32_bits(value: float) -> int:
-    import struct
-
     return struct.unpack("<I", struct.pack("<f", value))[0]
-
-
-__all__ = ["ROUNDINGS", "decode", "encode", "int_type_like", "round_to", "tf32_truncate"]

@@ -10,7 +10,9 @@ from collections.abc import Callable, Sequence
 
 import llvmlite.ir as ir
 
-from jit.codegen.llvm_types import I1, I64
+from jit.codegen.llvm_types import I1, I32, I64
+
+INTERLEAVE_MIN_TRIP = 64  # constant trip counts from which vector loops interleave two vectors
 
 Body = Callable[[ir.Value, list[ir.Value]], "Sequence[ir.Value] | None"]
 
@@ -53,7 +55,7 @@ def counted_loop(b: ir.IRBuilder, count: int | ir.Value, body: Body, carried: Se
     for phi, value in zip(phis, new):
         phi.add_incoming(value, latch)
     branch = b.cbranch(b.icmp_signed("<", nxt, n), header, exit_block)
-    branch.set_metadata("llvm.loop", _loop_id(b.module, scalar))
+    branch.set_metadata("llvm.loop", _loop_id(b.module, scalar, count if const else 0))
     b.position_at_end(exit_block)
     if const:
         return new
@@ -79,17 +81,28 @@ def loop_nest(b: ir.IRBuilder, counts: Sequence[int | ir.Value], body: Callable[
     level(0, [])
 
 
-def _loop_id(module: ir.Module, scalar: bool) -> ir.Value:
+def _loop_id(module: ir.Module, scalar: bool, count: int) -> ir.Value:
     """A fresh loop ID (self-referential, as LLVM requires). No loop is unrolled: fully unrolled tile
-    loops multiply code size, hence compile time, for little speed (the vectoriser still interleaves).
-    Scalar loops are not vectorised either."""
-    hints = [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])]
-    if scalar:
-        hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
-                                          ir.Constant(I1, 0)]))
+    loops multiply code size, hence compile time, for little speed. That also stops the vectoriser from
+    interleaving, so long loops ask for 2 interleaved vectors (latency-bound bodies like exp and
+    reductions need the extra independent work). Scalar loops are not vectorised at all."""
+    kind = "scalar" if scalar else "interleaved" if count >= INTERLEAVE_MIN_TRIP else "plain"
+    hints = _hints(module)[kind]
     loop_id = module.add_metadata([ir.MetaDataString(module, f"wavetile.loop.{len(module.metadata)}"), *hints])
     loop_id.operands = (loop_id, *hints)
     return loop_id
+
+
+def _hints(module: ir.Module) -> dict[str, list]:
+    """The loop-hint metadata nodes, made once per module."""
+    hints = getattr(module, "_wavetile_loop_hints", None)
+    if hints is None:
+        no_unroll = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])
+        no_vectors = module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"), ir.Constant(I1, 0)])
+        two = module.add_metadata([ir.MetaDataString(module, "llvm.loop.interleave.count"), ir.Constant(I32, 2)])
+        hints = {"plain": [no_unroll], "scalar": [no_unroll, no_vectors], "interleaved": [no_unroll, two]}
+        module._wavetile_loop_hints = hints
+    return hints
 
 
 def linear_index(b: ir.IRBuilder, idx: Sequence[ir.Value], strides: Sequence[int], offset: int = 0) -> ir.Value:

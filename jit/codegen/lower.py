@@ -1,8 +1,8 @@
 """Lowering a verified tile IR function to an LLVM module: the entry point and the op dispatch table.
 
 The stages, in order:
-  1. analyse: which tile values are fused into their consumer (elements.fused_values) and which
-     pointer argument each pointer derives from (provenance);
+  1. analyse: which tile values are fused into their consumer (fusion) and which pointer argument
+     each pointer derives from (provenance);
   2. emit the program function `i32 program(ctx, pid_x, pid_y, pid_z)`: decode the arguments from the
      context, then lower the body op by op through EMITTERS;
   3. emit the exported grid driver (abi.ENTRY) that runs programs from the shared counter.
@@ -18,7 +18,7 @@ import llvmlite.ir as ir
 from dsl.ir.core import Function, Operation, Value
 from dsl.ir.ops import OPS
 from jit import abi
-from jit.codegen import control, debug, dot, driver, elements, memory, reduce, shapes
+from jit.codegen import control, debug, dot, driver, elements, fusion, memory, reduce, shapes
 from jit.codegen.context import Lowering
 from jit.codegen.llvm_types import F32, F64, I32, I64, is_narrow_float, register_type
 from jit.codegen.numerics import decode
@@ -33,6 +33,7 @@ class CodegenOptions:
 class LoweredModule:
     llvm_ir: str
     sites: list[abi.Site]
+    stack_bytes: int = 0  # the program's stack frame (tile buffers), so callers can size thread stacks
 
 
 def lower(func: Function, options: CodegenOptions) -> LoweredModule:
@@ -46,7 +47,10 @@ def lower(func: Function, options: CodegenOptions) -> LoweredModule:
     lw.emit_block(func.body)
     lw.finish()
     driver.define_grid(module, program)
-    return LoweredModule(str(module), lw.sites)
+    return LoweredModule(str(module), lw.sites, lw.stack_bytes + FRAME_SLACK)
+
+
+FRAME_SLACK = 64 * 1024  # spills, the driver's frame and the callees' (fail, find_buffer, print callback)
 
 
 def _bind_arguments(lw: Lowering, args: list[Value]) -> None:
@@ -84,7 +88,7 @@ def _nothing(lw: Lowering, op: Operation) -> None:
 
 
 EMITTERS = {
-    **{name: elements.emit_pure for name in elements.FUSABLE},
+    **{name: elements.emit_pure for name in fusion.FUSABLE},
     "tile.program_id": _program_id,
     "tile.num_programs": _num_programs,
     "tile.barrier": _nothing,

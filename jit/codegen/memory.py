@@ -1,13 +1,13 @@
-"""Global memory: tile.load, tile.store, tile.atomic, tile.atomic_cas, and their bounds checks.
+"""Global memory: tile.load, tile.store, tile.atomic, tile.atomic_cas.
 
 All global accesses are emitted here (and only here), so an instrumented variant (address streams for
 the simulator, counters) has one place to hook into: `access_check` sees every access's pointer and
-mask before it happens, `_access` emits each lane's memory instruction.
+mask before it happens (checks.py), and `_load`, `load_element` and the store and atomic lane code
+emit each lane's memory instruction.
 
-A check is two-phase. The fast phase is one vectorisable loop folding the active lanes' addresses into
-(min, max, or-of-bits), then a handful of compares against the buffer (or, when the pointer's origin is
-unknown, a lookup over all registered buffers). Only when that fails does a scalar loop look for the
-first bad lane, write the error record, and return the code from the program.
+Masked loads and stores are emitted twice: full vectors for when every lane is on (most programs),
+a scalar masked loop otherwise. Loads fused into a store's value run lane by lane with the stores,
+behind a run-time test that the store does not overlap what they read.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import llvmlite.ir as ir
 
 from dsl.dtypes import dtype
 from dsl.ir.core import Operation, Value
-from jit.codegen.checks import access_check, all_active
+from jit.codegen.checks import access_check, all_active, byte_range
 from jit.codegen.llvm_types import (
     I64,
     from_memory,
@@ -36,74 +36,133 @@ _FAIL_ORDERING = {"seq_cst": "seq_cst", "monotonic": "monotonic", "acquire": "ac
 _RMW_FLOAT = {"add": "fadd", "max": "fmax", "min": "fmin", "xchg": "xchg"}
 _RMW_INT = {"add": "add", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg"}
 _RMW_SIGNED = {"max": ("max", "umax"), "min": ("min", "umin")}
-_UINT64_MAX = ir.Constant(I64, -1)
 
 
 def emit_load(lw, op: Operation) -> None:
+    """Check the access here; then either leave the load to its consumer's loop (fused) or load the
+    tile into a buffer, with full vectors when every lane is on."""
     ptr, mask, other = op.operands
     dt = op.result.type.dtype
     masked = not is_true(mask)
     site = lw.add_site("load", op.loc, lw.provenance.buffer(ptr))
     access_check(lw, op.result.type.shape, ptr, mask if masked else None, dt.itemsize, site)
-    b = lw.b
+    if op.result in lw.fused:
+        return
     buf = lw.new_buffer(op.result.type)
-
-    def loop(masked: bool) -> None:
-        def lane(idx: list[ir.Value]) -> None:
-            address = lw.element(ptr, idx)
-            if not masked:
-                buf.store(b, idx, _load(b, address, dt))
-                return
-            alternative = lw.element(other, idx)
-            active = lw.element(mask, idx)
-            before = b.block
-            with b.if_then(active):
-                loaded = _load(b, address, dt)
-                loaded_in = b.block
-            value = b.phi(register_type(dt))
-            value.add_incoming(loaded, loaded_in)
-            value.add_incoming(alternative, before)
-            buf.store(b, idx, value)
-
-        loop_nest(b, buf.shape, lane)
-
-    _versioned(lw, buf.shape, mask if masked else None, loop)
+    _versioned(lw, buf.shape, [mask] if masked else [],
+               lambda scalar: loop_nest(lw.b, buf.shape, lambda idx: buf.store(lw.b, idx, load_element(lw, op, idx)),
+                                        scalar=scalar))
     lw.define(op.result, buf)
+
+
+def load_element(lw, op: Operation, idx: list[ir.Value]) -> ir.Value:
+    """One lane of a tile.load: `mask ? *address : other`, touching memory only for active lanes."""
+    ptr, mask, other = op.operands
+    dt = op.result.type.dtype
+    b = lw.b
+    address = lw.element(ptr, idx)
+    if is_true(mask) or mask in lw.assume_true:
+        return _load(b, address, dt)
+    alternative = lw.element(other, idx)
+    active = lw.element(mask, idx)
+    before = b.block
+    with b.if_then(active):
+        loaded = _load(b, address, dt)
+        loaded_in = b.block
+    value = b.phi(register_type(dt))
+    value.add_incoming(loaded, loaded_in)
+    value.add_incoming(alternative, before)
+    return value
 
 
 def emit_store(lw, op: Operation) -> None:
     ptr, value, mask = op.operands
     dt = value.type.dtype
+    shape = ptr.type.shape
     masked = not is_true(mask)
     site = lw.add_site("store", op.loc, lw.provenance.buffer(ptr))
-    access_check(lw, ptr.type.shape, ptr, mask if masked else None, dt.itemsize, site)
+    access_check(lw, shape, ptr, mask if masked else None, dt.itemsize, site)
     b = lw.b
 
-    def loop(masked: bool) -> None:
+    def store_loop(get_ptr, get_value, get_mask, scalar: bool) -> None:
         def lane(idx: list[ir.Value]) -> None:
-            address = lw.element(ptr, idx)
-            stored = to_memory(b, lw.element(value, idx), dt)
-            if not masked:
+            address = get_ptr(idx)
+            stored = to_memory(b, get_value(idx), dt)
+            if not masked or mask in lw.assume_true:
                 b.store(stored, address, align=dt.itemsize)
                 return
-            with b.if_then(lw.element(mask, idx)):
+            with b.if_then(get_mask(idx)):
                 b.store(stored, address, align=dt.itemsize)
 
-        loop_nest(b, ptr.type.shape, lane)
+        loop_nest(b, shape, lane, scalar=scalar)
 
-    _versioned(lw, ptr.type.shape, mask if masked else None, loop)
+    def direct(scalar: bool) -> None:
+        store_loop(*(lambda idx, v=v: lw.element(v, idx) for v in (ptr, value, mask)), scalar)
+
+    loads = fused_loads(lw, [ptr, value, mask])
+    masks = [mask] if masked else []
+    masks += [m for m in (load.operands[1] for load in loads) if not is_true(m) and m not in masks]
+    if not loads:
+        _versioned(lw, shape, masks, direct)
+        return
+    # fused loads run lane by lane with the stores: only correct when the store cannot overwrite what a
+    # later lane still has to read, i.e. when the ranges do not overlap; otherwise read everything first
+    with b.if_else(_overlaps(lw, op, loads), likely=False) as (overlapping, disjoint):
+        with overlapping:  # e.g. an in-place update x[i] = f(x[i])
+            staged = [lw.materialize(v) for v in ((ptr, value, mask) if masked else (ptr, value))]
+            getters = [lambda idx, buf=buf: buf.load(b, idx) for buf in staged]
+            _versioned(lw, shape, [mask] if masked else [],
+                       lambda scalar: store_loop(*getters, *([] if masked else [None]), scalar))
+        with disjoint:
+            _versioned(lw, shape, masks, direct)
 
 
-def _versioned(lw, shape, mask: Value | None, loop) -> None:
-    """loop(masked) twice: unmasked when every lane is on at run time (full vectors, no masked
-    instructions, which are slow or scalarised on many CPUs), masked otherwise."""
-    if mask is None or not shape:
-        loop(mask is not None)
+def fused_loads(lw, values: list[Value]) -> list[Operation]:
+    """The fused tile.loads that computing these values' elements would execute."""
+    found, seen, stack = [], set(), list(values)
+    while stack:
+        value = stack.pop()
+        if value in seen or value not in lw.fused or value.op is None:
+            continue
+        seen.add(value)
+        if value.op.name == "tile.load":
+            found.append(value.op)
+        stack.extend(value.op.operands)
+    return found
+
+
+def _overlaps(lw, store: Operation, loads: list[Operation]) -> ir.Value:
+    """i1: the store's byte range meets the range of one of the fused loads."""
+    b = lw.b
+    ptr, value, mask = store.operands
+    store_any, store_first, store_end = byte_range(lw, ptr.type.shape, ptr, None if is_true(mask) else mask,
+                                                   value.type.dtype.itemsize)
+    hit = ir.Constant(ir.IntType(1), 0)
+    for load in loads:
+        lptr, lmask, _ = load.operands
+        any_on, first, end = byte_range(lw, lptr.type.shape, lptr, None if is_true(lmask) else lmask,
+                                        load.result.type.dtype.itemsize)
+        meets = b.and_(b.icmp_unsigned("<", first, store_end), b.icmp_unsigned("<", store_first, end))
+        hit = b.or_(hit, b.and_(b.and_(any_on, store_any), meets))
+    return hit
+
+
+def _versioned(lw, shape, masks: list[Value], loop) -> None:
+    """loop(scalar) twice: vectorised with every mask assumed on, taken when that holds at run time (no
+    masked instructions, which are slow or scalarised on many CPUs), and a scalar masked loop for the
+    rest (typically one tail program per launch; not vectorising it halves the code to compile)."""
+    if not masks or not shape:
+        loop(bool(masks))
         return
     b = lw.b
-    with b.if_else(all_active(lw, shape, mask), likely=True) as (full, partial):
+    everyone = all_active(lw, shape, masks[0])
+    for mask in masks[1:]:
+        everyone = b.and_(everyone, all_active(lw, shape, mask))
+    with b.if_else(everyone, likely=True) as (full, partial):
         with full:
+            lw.assume_true.update(masks)
             loop(False)
+            lw.assume_true.difference_update(masks)
         with partial:
             loop(True)
 

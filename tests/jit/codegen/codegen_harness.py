@@ -258,16 +258,21 @@ def compile_kernel(func: Function, checks: bool = True, with_asm: bool = False) 
 # elementwise maps: out[i] = f(in0[i], in1[i], ...) over a masked 1-D launch
 
 
-def map_function(in_dtypes: list[T.dtype], out_dtype: T.dtype, emit, block: int = 128) -> Function:
-    """emit(kb, loaded tiles) -> the tile to store."""
+def map_function(in_dtypes: list[T.dtype], out_dtypes, emit, block: int = 128) -> Function:
+    """emit(kb, loaded tiles) -> the tile to store, or a list of tiles when out_dtypes is a list."""
+    many = isinstance(out_dtypes, list)
+    outs = out_dtypes if many else [out_dtypes]
     args = {f"in{i}": ptr(d) for i, d in enumerate(in_dtypes)}
-    kb = KernelBuilder("map", **args, out=ptr(out_dtype), n=scalar(T.int32))
-    *ins, out, n = kb.args
+    args.update({f"out{i}": ptr(d) for i, d in enumerate(outs)})
+    kb = KernelBuilder("map", **args, n=scalar(T.int32))
+    ins, out_ptrs, n = kb.args[:len(in_dtypes)], kb.args[len(in_dtypes):-1], kb.args[-1]
     base = kb.binary("mul", kb.pid(), kb.const(block, T.int32))
     offs = kb.binary("add", kb.splat(base, block), kb.arange(block))
     mask = kb.cmp("lt", offs, kb.splat(n, block))
     loaded = [kb.load(kb.addptr(p, offs), mask) for p in ins]
-    kb.store(kb.addptr(out, offs), emit(kb, loaded), mask)
+    values = emit(kb, loaded)
+    for p, value in zip(out_ptrs, values if many else [values]):
+        kb.store(kb.addptr(p, offs), value, mask)
     return kb.done()
 
 
@@ -279,9 +284,11 @@ def numpy_storage(dt: T.dtype) -> np.dtype:
     return np.dtype(special.get(dt.name, dt.to_numpy()))
 
 
-def run_map(kernel: Kernel, arrays: list[np.ndarray], out_dtype: T.dtype, block: int = 128) -> np.ndarray:
+def run_map(kernel: Kernel, arrays: list[np.ndarray], out_dtypes, block: int = 128):
+    """The outputs of a map kernel (a list when out_dtypes is a list)."""
+    many = isinstance(out_dtypes, list)
     n = arrays[0].size
-    out = np.zeros(n, numpy_storage(out_dtype))
-    result = kernel(*arrays, out, n, grid=((n + block - 1) // block,))
+    outs = [np.zeros(n, numpy_storage(d)) for d in (out_dtypes if many else [out_dtypes])]
+    result = kernel(*arrays, *outs, n, grid=((n + block - 1) // block,))
     assert result.rc == 0, result.error
-    return out
+    return outs if many else outs[0]

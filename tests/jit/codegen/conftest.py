@@ -58,10 +58,11 @@ def build_map_module(emit: Callable[..., ir.Value], in_types: list[ir.Type], out
     b.position_at_end(loop)
     i = b.phi(n.type, "i")
     i.add_incoming(ir.Constant(n.type, 0), entry)
-    xs = [b.load(b.gep(p, [i], source_etype=t), typ=t) for p, t in zip(fn.args, in_types)]
+    # explicit element alignment: without it LLVM assumes a vector type's full alignment (vmovaps)
+    xs = [b.load(b.gep(p, [i], source_etype=t), typ=t, align=_align(t)) for p, t in zip(fn.args, in_types)]
     y = emit(b, *xs)
     assert y.type == out_type, (y.type, out_type)
-    b.store(y, b.gep(fn.args[len(in_types)], [i], source_etype=out_type))
+    b.store(y, b.gep(fn.args[len(in_types)], [i], source_etype=out_type), align=_align(out_type))
     nxt = b.add(i, ir.Constant(n.type, 1), flags=["nuw", "nsw"])
     i.add_incoming(nxt, loop)
     b.cbranch(b.icmp_signed("==", nxt, n), done, loop)
@@ -76,6 +77,10 @@ def compile_map(emit: Callable[..., ir.Value], in_types: list[ir.Type], out_type
     loaded = engine.load(compiled.obj, symbol="map")
     return MapKernel(loaded, compiled.asm, [_numpy(t) for t in in_types], _numpy(out_type),
                      in_types[0].count if isinstance(in_types[0], ir.VectorType) else 1)
+
+
+def _align(ty: ir.Type) -> int:
+    return np.dtype(_numpy(ty)).itemsize
 
 
 def _numpy(ty: ir.Type):

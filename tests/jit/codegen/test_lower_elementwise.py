@@ -64,22 +64,32 @@ def kernel_for(key, in_dtypes, out_dtype, emit):
 
 
 @pytest.mark.parametrize("dt", INT_TYPES, ids=str)
-@pytest.mark.parametrize("name", INT_BINARY)
-def test_integer_binary_ops_follow_the_op_table(name, dt):
-    attrs = {"propagate_nan": False} if name in ("min", "max") else {}
-    kernel = kernel_for(("int", name, dt.name), [dt, dt], dt, lambda kb, v: kb.binary(name, v[0], v[1], **attrs))
+def test_integer_binary_ops_follow_the_op_table(dt):
+    def emit(kb, v):
+        return [kb.binary(name, v[0], v[1], **({"propagate_nan": False} if name in ("min", "max") else {}))
+                for name in INT_BINARY]
+
+    kernel = compile_kernel(map_function([dt, dt], [dt] * len(INT_BINARY), emit))
     a, b = int_inputs(dt), int_inputs(dt)
-    if name in ("shl", "shr"):
-        b = rng.integers(0, 2 * dt.primitive_bitwidth, N).astype(dt.to_numpy())
-        if dt.is_int_signed():
-            b[::7] = -3
-    if name in ("div", "rem"):
-        b[::5] = 0
-        if dt.is_int_signed():
-            a[::11], b[::11] = np.iinfo(dt.to_numpy()).min, -1
-    got = run_map(kernel, [a, b], dt)
-    expect = [_wrap(_int_ref(name, dt, int(x), int(y)), dt) for x, y in zip(a, b)]
-    assert [int(v) for v in got] == expect
+    b[::5] = 0
+    if dt.is_int_signed():
+        a[::11], b[::11] = np.iinfo(dt.to_numpy()).min, -1
+    outs = run_map(kernel, [a, b], [dt] * len(INT_BINARY))
+    for name, got in zip(INT_BINARY, outs):
+        expect = [_wrap(_int_ref(name, dt, int(x), int(y)), dt) for x, y in zip(a, b)]
+        assert [int(v) for v in got] == expect, name
+
+
+@pytest.mark.parametrize("dt", INT_TYPES, ids=str)
+def test_shifts_past_the_width_give_zero_or_the_sign(dt):
+    kernel = compile_kernel(map_function([dt, dt], [dt, dt], lambda kb, v: [kb.binary("shl", *v),
+                                                                           kb.binary("shr", *v)]))
+    a = int_inputs(dt)
+    b = rng.integers(0, 2 * dt.primitive_bitwidth, N).astype(dt.to_numpy())
+    if dt.is_int_signed():
+        b[::7] = -3
+    for name, got in zip(["shl", "shr"], run_map(kernel, [a, b], [dt, dt])):
+        assert [int(v) for v in got] == [_wrap(_int_ref(name, dt, int(x), int(y)), dt) for x, y in zip(a, b)]
 
 
 FLOAT_TYPES = [T.float32, T.float64, T.float16, T.bfloat16, T.float8e4nv, T.float8e5]
@@ -100,31 +110,30 @@ FLOAT_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np
 
 
 @pytest.mark.parametrize("dt", FLOAT_TYPES, ids=str)
-@pytest.mark.parametrize("name", list(FLOAT_BINARY))
-def test_float_binary_ops_round_like_the_hardware(name, dt):
-    kernel = kernel_for(("float", name, dt.name), [dt, dt], dt, lambda kb, v: kb.binary(name, v[0], v[1]))
+def test_float_binary_ops_round_like_the_hardware(dt):
+    names = list(FLOAT_BINARY)
+    kernel = compile_kernel(map_function([dt, dt], [dt] * len(names),
+                                         lambda kb, v: [kb.binary(name, v[0], v[1]) for name in names]))
     a, b = float_inputs(dt), float_inputs(dt)
-    got = run_map(kernel, [a, b], dt)
-    with np.errstate(all="ignore"):
-        expect = FLOAT_BINARY[name](_in_f32(a), _in_f32(b)).astype(numpy_storage(dt))
-    if dt.is_fp8():  # the code saturates to the largest finite value, ml_dtypes overflows to inf/NaN
-        big = ~np.isfinite(expect.astype(np.float32))
-        expect[big] = got[big]
-    np.testing.assert_array_equal(got.view(np.uint8), expect.view(np.uint8))
+    for name, got in zip(names, run_map(kernel, [a, b], [dt] * len(names))):
+        with np.errstate(all="ignore"):
+            expect = FLOAT_BINARY[name](_in_f32(a), _in_f32(b)).astype(numpy_storage(dt))
+        if dt.is_fp8():  # the code saturates to the largest finite value, ml_dtypes overflows to inf/NaN
+            big = ~np.isfinite(expect.astype(np.float32))
+            expect[big] = got[big]
+        np.testing.assert_array_equal(got.view(np.uint8), expect.view(np.uint8), err_msg=name)
 
 
 @pytest.mark.parametrize("dt", [T.float32, T.float16, T.float64], ids=str)
-@pytest.mark.parametrize("name, propagate", [("min", True), ("min", False), ("max", True), ("max", False)])
-def test_float_min_max_nan_rules(name, propagate, dt):
-    kernel = kernel_for(("minmax", name, propagate, dt.name), [dt, dt], dt,
-                        lambda kb, v: kb.binary(name, v[0], v[1], propagate_nan=propagate))
+def test_float_min_max_nan_rules(dt):
+    cases = [("min", True, np.minimum), ("min", False, np.fmin), ("max", True, np.maximum), ("max", False, np.fmax)]
+    kernel = compile_kernel(map_function([dt, dt], [dt] * 4, lambda kb, v: [
+        kb.binary(name, v[0], v[1], propagate_nan=propagate) for name, propagate, _ in cases]))
     a, b = float_inputs(dt), float_inputs(dt)
     a[::9] = np.nan
     b[::13] = np.nan
-    got = run_map(kernel, [a, b], dt)
-    fn = {("min", True): np.minimum, ("min", False): np.fmin, ("max", True): np.maximum,
-          ("max", False): np.fmax}[(name, propagate)]
-    np.testing.assert_array_equal(got, fn(a, b))
+    for (name, propagate, fn), got in zip(cases, run_map(kernel, [a, b], [dt] * 4)):
+        np.testing.assert_array_equal(got, fn(a, b), err_msg=f"{name} {propagate}")
 
 
 @pytest.mark.parametrize("dt", [T.float32, T.int32, T.float16], ids=str)
@@ -142,10 +151,14 @@ def test_fma(dt):
         assert [int(v) for v in got] == [_wrap(int(x) * int(y) + int(z), dt) for x, y, z in zip(a, b, c)]
 
 
+PREDICATES = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+              "ge": np.greater_equal}
+
+
 @pytest.mark.parametrize("dt", [T.float32, T.int8, T.uint32, T.bfloat16, T.int1], ids=str)
-@pytest.mark.parametrize("pred", ["eq", "ne", "lt", "le", "gt", "ge"])
-def test_comparisons_float_ordered_except_ne(pred, dt):
-    kernel = kernel_for(("cmp", pred, dt.name), [dt, dt], T.int1, lambda kb, v: kb.cmp(pred, v[0], v[1]))
+def test_comparisons_float_ordered_except_ne(dt):
+    kernel = compile_kernel(map_function([dt, dt], [T.int1] * 6, lambda kb, v: [
+        kb.cmp(pred, v[0], v[1]) for pred in PREDICATES]))
     if dt.is_floating():
         a, b = float_inputs(dt, scale=1), float_inputs(dt, scale=1)
         b[::3] = a[::3]
@@ -155,11 +168,9 @@ def test_comparisons_float_ordered_except_ne(pred, dt):
     else:
         a, b = int_inputs(dt), int_inputs(dt)
         b[::3] = a[::3]
-    got = run_map(kernel, [a, b], T.int1)
-    ops = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-           "ge": np.greater_equal}
-    np.testing.assert_array_equal(got, ops[pred](_in_f32(a) if dt.is_floating() else a, _in_f32(b)
-                                                 if dt.is_floating() else b))
+    for (pred, fn), got in zip(PREDICATES.items(), run_map(kernel, [a, b], [T.int1] * 6)):
+        x, y = (_in_f32(a), _in_f32(b)) if dt.is_floating() else (a, b)
+        np.testing.assert_array_equal(got, fn(x, y), err_msg=pred)
 
 
 def test_select_and_not_and_neg():
@@ -193,20 +204,23 @@ def _erf(x: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("dt", [T.float32, T.float64, T.float16], ids=str)
-@pytest.mark.parametrize("name", list(UNARY_MATH) + ["erf"])
-def test_unary_math(name, dt):
-    kernel = kernel_for(("math", name, dt.name), [dt], dt, lambda kb, v: kb.op(f"math.{name}", v, v[0].type))
+def test_unary_math(dt):
+    names = list(UNARY_MATH) + ["erf"]
+    kernel = compile_kernel(map_function([dt, dt], [dt] * len(names), lambda kb, v: [
+        kb.op(f"math.{name}", [v[1] if name in ("log", "log2", "sqrt", "rsqrt") else v[0]], v[0].type)
+        for name in names]))
     x = float_inputs(dt, scale=3)
-    if name in ("log", "log2", "sqrt", "rsqrt"):
-        x = np.abs(x) + numpy_storage(dt).type(0.01)
-    got = run_map(kernel, [x], dt)
-    ref = _erf(x) if name == "erf" else UNARY_MATH[name](x.astype(np.float64))
-    expect = ref.astype(numpy_storage(dt))
-    if name in ("floor", "ceil", "trunc", "rint", "abs"):
-        np.testing.assert_array_equal(got, expect)
-    else:
-        tol = {"fp32": 4e-7, "fp64": 1e-15, "fp16": 1e-3}[dt.name]
-        np.testing.assert_allclose(got.astype(np.float64), expect.astype(np.float64), rtol=tol, atol=tol)
+    positive = np.abs(float_inputs(dt, scale=3)) + numpy_storage(dt).type(0.01)
+    for name, got in zip(names, run_map(kernel, [x, positive], [dt] * len(names))):
+        arg = positive if name in ("log", "log2", "sqrt", "rsqrt") else x
+        ref = _erf(arg) if name == "erf" else UNARY_MATH[name](arg.astype(np.float64))
+        expect = ref.astype(numpy_storage(dt))
+        if name in ("floor", "ceil", "trunc", "rint", "abs"):
+            np.testing.assert_array_equal(got, expect, err_msg=name)
+        else:
+            tol = {"fp32": 4e-7, "fp64": 1e-15, "fp16": 1e-3}[dt.name]
+            np.testing.assert_allclose(got.astype(np.float64), expect.astype(np.float64), rtol=tol, atol=tol,
+                                       err_msg=name)
 
 
 def test_integer_abs_and_pow():

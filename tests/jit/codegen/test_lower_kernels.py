@@ -153,3 +153,4 @@ def test_lowering_is_cheap_and_text_is_deterministic():
         elapsed.append(time.perf_counter() - start)
     assert min(elapsed) < 0.25  # ~20 ms on an idle machine; generous for loaded CI runners
     assert [s.kind for s in first.sites] == ["load", "store"]
+    assert first.stack_bytes >= 3 * 1024 * 4  # at least the loaded row, the exponentials and a scratch
