@@ -140,7 +140,7 @@ class JITFunction:
     def run(self, *args, grid, **kwargs):
         signature, options, runtime = self.bind(args, dict(kwargs))
         opts = _options(options)
-        kernel = self.get_compiled(signature, opts)
+        kernel = self.get_compiled(signature, opts, self.divisibility(runtime))
         if callable(grid):
             meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
                     **{n: (v.keepalive if isinstance(v, launcher.Buffer) else v) for n, v, _ in runtime}, **options}
@@ -148,19 +148,31 @@ class JITFunction:
         launcher.launch(kernel, grid, runtime, machine=options.get("machine"), kernel_name=self.__name__)
         return kernel
 
-    def get_compiled(self, signature: dict, options: compiler.Options):
-        key = (tuple((n, _key_of(v)) for n, v in signature.items()), options)
+    def get_compiled(self, signature: dict, options: compiler.Options, divisibility: tuple = ()):
+        """The compiled specialisation; like Triton's, it is keyed on which ints and pointers are 16-divisible."""
+        key = (tuple((n, _key_of(v)) for n, v in signature.items()), options, divisibility)
         kernel = self.compiled.get(key)
         if kernel is None:
             kernel = compiler.compile(self, signature, options)
+            kernel.metadata["divisible_by_16"] = divisibility
             self.compiled[key] = kernel
         return kernel
 
+    def divisibility(self, runtime: list) -> tuple[str, ...]:
+        """Names of integer arguments divisible by 16 and pointers aligned to 16 bytes (Triton's "D" key)."""
+        names = []
+        for name, value, type in runtime:
+            if name in self.do_not_specialize or type.dtype.is_floating() or type.dtype.is_bool():
+                continue
+            number = value.address if isinstance(value, launcher.Buffer) else int(value)
+            if number % 16 == 0:
+                names.append(name)
+        return tuple(names)
+
     def warmup(self, *args, grid=None, **kwargs):
         """Compile for these arguments without running; returns the CompiledKernel."""
-        signature, options, _ = self.bind(args, dict(kwargs))
-        opts = _options(options)
-        return self.get_compiled(signature, opts)
+        signature, options, runtime = self.bind(args, dict(kwargs))
+        return self.get_compiled(signature, _options(options), self.divisibility(runtime))
 
 
 def _options(launch: dict) -> compiler.Options:
