@@ -7,22 +7,8 @@ from __future__ import annotations
 import sys
 
 import simulator
+from jit.testing import median_time
 from kernels.registry import all_cases
-
-try:
-    from tutorials._bench import median_time
-except ImportError:  # installed without the tutorials folder
-    import time
-
-    def median_time(fn, repeat: int = 5, warmup: int = 1) -> float:
-        for _ in range(warmup):
-            fn()
-        times = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        return sorted(times)[len(times) // 2]
 
 
 def main(argv: list[str]) -> int:

@@ -3,20 +3,8 @@
 from __future__ import annotations
 
 import sys
-import time
 
-
-def median_time(fn, repeat: int = 7, warmup: int = 1) -> float:
-    """Median seconds of `fn()` over `repeat` runs after `warmup` runs."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return times[len(times) // 2]
+from jit.testing import median_time  # noqa: F401  (re-exported for the lessons)
 
 
 def small() -> bool:
