@@ -365,32 +365,64 @@ class FunctionCompiler(ast.NodeVisitor):
         iv_type = T.int64 if any(b.dtype.primitive_bitwidth == 64 for b in bounds) else T.int32
         bounds = [s.cast(b, iv_type) for b in bounds]
         carried = [n for n in _assigned_names(node.body) if n in self.scope and n != node.target.id]
-        inits = [self.to_carried(self.scope[n], self.scope[n]) for n in carried]
+        inits, layout = self.pack_carried(carried)
         body = Block([TileType(iv_type)] + [v.type for v in inits])
         before = dict(self.scope)
-        self.scope.update({n: tensor(a) for n, a in zip(carried, body.args[1:])})
+        self.scope.update(self.unpack_carried(layout, body.args[1:]))
         self.scope[node.target.id] = tensor(body.args[0])
         with self.builder.at(body):
             self.visit_body(node.body)
-            yields = self.carried_values(carried, inits, node)
+            yields = self.carried_values(layout, inits, node)
             self.builder.create("scf.yield", [v.handle for v in yields], [])
         self.builder.loc = Loc(node.lineno, node.col_offset)
         op = self.builder.create("scf.for", [b.handle for b in bounds] + [v.handle for v in inits],
                                  [v.type for v in inits], {}, [body])
         self.scope = before
-        self.scope.update({n: tensor(r) for n, r in zip(carried, op.results)})
+        self.scope.update(self.unpack_carried(layout, op.results))
 
-    def carried_values(self, names, inits, node) -> list[tensor]:
+    def pack_carried(self, names) -> tuple[list[tensor], list]:
+        """Loop-carried values as a flat list of tensors; aggregates (block pointers) carry their parts."""
+        flat, layout = [], []
+        for n in names:
+            value = self.scope[n]
+            if hasattr(value, "flatten"):
+                parts, rebuild = value.flatten()
+                parts = [self.to_carried(p, p) for p in parts]
+            else:
+                parts, rebuild = [self.to_carried(value, value)], None
+            layout.append((n, len(parts), rebuild))
+            flat.extend(parts)
+        return flat, layout
+
+    def unpack_carried(self, layout, values) -> dict[str, object]:
+        """Inverse of pack_carried over IR values (block arguments or op results)."""
+        scope, i = {}, 0
+        for name, count, rebuild in layout:
+            parts = [tensor(v) for v in values[i:i + count]]
+            scope[name] = rebuild(parts) if rebuild is not None else parts[0]
+            i += count
+        return scope
+
+    def carried_values(self, layout, inits, node) -> list[tensor]:
+        """The values to yield at the end of an iteration, checked against the types they entered with."""
         out = []
-        for n, init in zip(names, inits):
-            v = self.scope.get(n, _UNSET)
-            if v is _UNSET:
-                raise self.error(node, f"{n} is no longer defined at the end of the loop body")
-            v = self.to_carried(v, init) if not isinstance(v, tensor) else v
-            if v.type != init.type:
-                raise self.error(node, f"loop-carried variable {n} has type {init.type} before the loop but "
-                                       f"{v.type} at the end of an iteration; it must keep one type")
-            out.append(v)
+        for name, count, rebuild in layout:
+            value = self.scope.get(name, _UNSET)
+            if value is _UNSET:
+                raise self.error(node, f"{name} is no longer defined at the end of the loop body")
+            if rebuild is not None:
+                if not hasattr(value, "flatten"):
+                    raise self.error(node, f"{name} changes kind inside the loop")
+                parts = value.flatten()[0]
+            else:
+                parts = [value]
+            for part in parts:
+                init = inits[len(out)]
+                v = self.to_carried(part, init) if not isinstance(part, tensor) else part
+                if v.type != init.type:
+                    raise self.error(node, f"loop-carried variable {name} has type {init.type} before the loop but "
+                                           f"{v.type} at the end of an iteration; it must keep one type")
+                out.append(v)
         return out
 
     def visit_While(self, node: ast.While):
@@ -399,11 +431,11 @@ class FunctionCompiler(ast.NodeVisitor):
         if _contains_return(node):
             raise self.error(node, "a kernel cannot `return` inside a loop", UnsupportedLanguageConstruct)
         carried = [n for n in _assigned_names(node.body) if n in self.scope]
-        inits = [self.to_carried(self.scope[n], self.scope[n]) for n in carried]
+        inits, layout = self.pack_carried(carried)
         before_block = Block([v.type for v in inits])
         after_block = Block([v.type for v in inits])
         outer = dict(self.scope)
-        self.scope.update({n: tensor(a) for n, a in zip(carried, before_block.args)})
+        self.scope.update(self.unpack_carried(layout, before_block.args))
         with self.builder.at(before_block):
             cond = self.visit(node.test)
             if not isinstance(cond, tensor):
@@ -411,16 +443,16 @@ class FunctionCompiler(ast.NodeVisitor):
             cond = self.condition(cond, node.test)
             self.builder.create("scf.condition", [cond.handle] + [a for a in before_block.args], [])
         self.scope = dict(outer)
-        self.scope.update({n: tensor(a) for n, a in zip(carried, after_block.args)})
+        self.scope.update(self.unpack_carried(layout, after_block.args))
         with self.builder.at(after_block):
             self.visit_body(node.body)
-            yields = self.carried_values(carried, inits, node)
+            yields = self.carried_values(layout, inits, node)
             self.builder.create("scf.yield", [v.handle for v in yields], [])
         self.builder.loc = Loc(node.lineno, node.col_offset)
         op = self.builder.create("scf.while", [v.handle for v in inits], [v.type for v in inits], {},
                                  [before_block, after_block])
         self.scope = outer
-        self.scope.update({n: tensor(r) for n, r in zip(carried, op.results)})
+        self.scope.update(self.unpack_carried(layout, op.results))
 
     def visit_Break(self, node):
         raise self.error(node, "break is not supported in a kernel loop; use a while loop with a flag",

@@ -202,3 +202,26 @@ def test_fp8_round_trip_and_custom_reduce():
     x = rand(16)
     k_reduce_fn[(1,)](x, o, B=16)
     np.testing.assert_allclose(o[0], np.prod(x.astype(np.float64)), rtol=1e-5)
+
+
+@jit
+def k_blockptr_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    a_blk = tl.make_block_ptr(a_ptr, (M, K), (K, 1), (0, 0), (BM, BK), (1, 0))
+    b_blk = tl.make_block_ptr(b_ptr, (K, N), (N, 1), (0, 0), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    k = 0
+    while k < K:
+        acc += tl.dot(tl.load(a_blk, boundary_check=(0, 1)), tl.load(b_blk, boundary_check=(0, 1)),
+                      input_precision="ieee")
+        a_blk = tl.advance(a_blk, (0, BK))
+        b_blk = b_blk.advance((BK, 0))
+        k += BK
+    c_blk = tl.make_block_ptr(c_ptr, (M, N), (N, 1), (0, 0), (BM, BN), (1, 0))
+    tl.store(c_blk, acc, boundary_check=(0, 1))
+
+
+def test_block_pointers_carried_through_a_loop():
+    M, N, K = 13, 21, 70
+    a, b, c = rand(M, K), rand(K, N), np.zeros((M, N), np.float32)
+    k_blockptr_matmul[(1,)](a, b, c, M, N, K, BM=16, BN=32, BK=16)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-5)
