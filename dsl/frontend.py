@@ -406,7 +406,7 @@ class FunctionCompiler(ast.NodeVisitor):
     def carried_values(self, layout, inits, node) -> list[tensor]:
         """The values to yield at the end of an iteration, checked against the types they entered with."""
         out = []
-        for name, count, rebuild in layout:
+        for name, _count, rebuild in layout:
             value = self.scope.get(name, _UNSET)
             if value is _UNSET:
                 raise self.error(node, f"{name} is no longer defined at the end of the loop body")
