@@ -6,7 +6,8 @@ conversions it needs; all are integer and float arithmetic, bitcasts and selects
 branches), so loops of them vectorise:
 
 - `encode(x) -> bits`: round an f32 to the format. Rounding is to nearest even ("rtne") or toward
-  zero ("rtz"), with subnormals. NaN becomes the format's canonical NaN with x's sign.
+  zero ("rtz"), with subnormals. NaN becomes NVIDIA's canonical NaN, all ones but the sign (0x7fff for
+  fp16 and bf16, 0x7f for both fp8 formats): what an H200 produced (benchmarks/gpu/numerics_h200.json).
 - `decode(bits) -> f32`: exact.
 - `round_to(x) -> f32` = decode(encode(x)), computed without the detour.
 
@@ -73,8 +74,7 @@ class _Format:
 
     @property
     def nan_code(self) -> int:
-        if self.has_inf:
-            return self.inf_code | (1 << (self.man_bits - 1))
+        """The GPU's canonical NaN: every bit but the sign set."""
         return (1 << (self.bits - 1)) - 1
 
     @property
@@ -173,8 +173,9 @@ def encode(b: ir.IRBuilder, x: ir.Value, fmt: dtype | str, rounding: str = "rtne
     code = o.iselect(o.icmp(">", rb, max_bits), finite_ovf, code)
     if inf_ovf != finite_ovf:
         code = o.iselect(o.icmp("==", ax, 0x7F800000), inf_ovf, code)
-    code = o.iselect(o.icmp(">", ax, 0x7F800000), f.nan_code, code)
-    return b.trunc(o.ior(code, sign), _int_type(x.type, f.bits))
+    code = o.ior(code, sign)
+    code = o.iselect(o.icmp(">", ax, 0x7F800000), f.nan_code, code)  # the canonical NaN has no sign
+    return b.trunc(code, _int_type(x.type, f.bits))
 
 
 def decode(b: ir.IRBuilder, bits: ir.Value, fmt: dtype | str) -> ir.Value:
