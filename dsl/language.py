@@ -176,7 +176,7 @@ def cat(input, other, can_reorder=False, dim=0) -> tensor:
 @_member
 def flip(x, dim=None) -> tensor:
     x = _t(x)
-    dim = x.type.rank - 1 if unwrap(dim) is None else unwrap(dim) % x.type.rank
+    dim = x.type.rank - 1 if unwrap(dim) is None else _axis(unwrap(dim), x.type.rank, "dim")
     return current().emit("tile.flip", [x], x.type, axis=dim)
 
 
@@ -383,6 +383,17 @@ def _argcombine(op, tie_break_left=True):
     return combine
 
 
+def _axis(value, rank: int, what: str) -> int:
+    """A compile-time axis in [-rank, rank), normalised; a clear error for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be a compile-time integer, got {value!r}")
+    if rank == 0:
+        raise ValueError(f"a scalar has no {what} to work along")
+    if not -rank <= value < builtins.max(rank, 1):
+        raise ValueError(f"{what} {value} is out of range for a block of rank {rank}")
+    return value % builtins.max(rank, 1)
+
+
 def _index_tensor(x: tensor, axis: int) -> tensor:
     s = current()
     rank = x.type.rank
@@ -403,7 +414,7 @@ def _reduce_minmax(op, input, axis, return_indices, keep_dims):
     if ax is None:
         x = s.reshape(x, (x.numel,))
         ax = 0
-    ax %= x.type.rank
+    ax = _axis(ax, x.type.rank, "axis")
     values, indices = s.reduce([x, _index_tensor(x, ax)], ax, _argcombine(op), unwrap(keep_dims))
     return values, indices
 
@@ -482,7 +493,7 @@ def cumprod(input, axis=0, reverse=False) -> tensor:
 @_member
 def sort(x, dim=None, descending=False) -> tensor:
     x = _t(x)
-    dim = x.type.rank - 1 if unwrap(dim) is None else unwrap(dim) % x.type.rank
+    dim = x.type.rank - 1 if unwrap(dim) is None else _axis(unwrap(dim), x.type.rank, "dim")
     if dim != x.type.rank - 1:
         raise ValueError("sort: only the last dimension can be sorted")
     return current().emit("tile.sort", [x], x.type, descending=bool(unwrap(descending)))
@@ -580,6 +591,10 @@ class range:
         self.step = 1 if step is None else step
         self.num_stages = num_stages
 
+    def __iter__(self):
+        """Eager mode (jit.eager) runs the kernel's loops as Python loops."""
+        return iter(builtins.range(int(unwrap(self.start)), int(unwrap(self.end)), int(unwrap(self.step))))
+
 
 class static_range:
     """A loop unrolled at compile time; its bounds must be constexpr."""
@@ -590,6 +605,9 @@ class static_range:
         else:
             self.start, self.end = arg1, arg2
         self.step = 1 if step is None else step
+
+    def __iter__(self):
+        return iter(builtins.range(int(unwrap(self.start)), int(unwrap(self.end)), int(unwrap(self.step))))
 
 
 def condition(cond, disable_licm=False):

@@ -32,6 +32,8 @@ def is_pow2(n: int) -> bool:
 
 
 def _kind_rank(d: T.dtype) -> int:
+    if d.is_ptr():
+        raise TypeError(f"invalid operand of type {d} (pointers take only + and - of integers)")
     return {"bool": 0, "uint": 1, "int": 2, "float": 3}[d.kind]
 
 
@@ -81,6 +83,8 @@ class Semantic:
         raise TypeError(f"cannot use {type(value).__name__} {value!r} as a tensor")
 
     def full(self, shape: Sequence[int], value, dtype: T.dtype) -> tensor:
+        if not isinstance(dtype, T.dtype):
+            raise TypeError(f"dtype must be a tl dtype such as tl.float32, got {dtype!r}")
         shape = self.check_shape(shape)
         scalar = value if isinstance(value, tensor) else self.scalar_constant(unwrap(value), dtype)
         if scalar.dtype != dtype:
@@ -104,7 +108,9 @@ class Semantic:
         return shape
 
     def arange(self, start, end) -> tensor:
-        start, end = int(unwrap(start)), int(unwrap(end))
+        start, end = unwrap(start), unwrap(end)
+        if not all(isinstance(v, int) for v in (start, end)):
+            raise TypeError(f"arange bounds must be compile-time integers, got {start!r} and {end!r}")
         if end <= start:
             raise ValueError(f"arange({start}, {end}): end must be greater than start")
         if not is_pow2(end - start):
@@ -222,6 +228,8 @@ class Semantic:
     def computation_type(self, a: T.dtype, a_literal: bool, b: T.dtype, b_literal: bool,
                          div_or_mod: bool = False) -> T.dtype:
         """Triton's rules: a Python literal of a lower or equal kind does not widen a tensor."""
+        if a.is_ptr() and b.is_ptr() or (a_literal != b_literal and (a if a_literal else b).is_ptr()):
+            raise TypeError(f"invalid operands of type {a} and {b}")
         if a_literal != b_literal:
             lit, ten = (a, b) if a_literal else (b, a)
             if _kind_rank(lit) <= _kind_rank(ten):
@@ -474,7 +482,8 @@ class Semantic:
         if not inputs[0].shape:
             raise ValueError("cannot reduce a scalar")
         rank = inputs[0].type.rank
-        axis = int(axis)
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise TypeError(f"axis must be a compile-time integer, got {axis!r}")
         if not -rank <= axis < rank:
             raise ValueError(f"axis {axis} is out of range for shape {list(inputs[0].shape)}")
         axis %= rank

@@ -40,9 +40,17 @@ CHUNK = 7
 ERROR = 8  # i64* error record, ERROR_SLOTS long
 PRINT_CALLBACK = 9  # address of a C function void(i64 site, i64 pid, i8* data, i64 nbytes), or 0
 PID_ORDER = 10  # i64* permutation of linear program ids (schedule randomisation), or 0 for identity
-COUNTERS = 11  # reserved for instrumentation
+COUNTERS = 11  # i64* instrumentation record (INSTR_* slots), instrumented variants only
 CHECKS = 12  # 1: bounds checks on, 0: off (code is also compiled without them when disabled)
+PROGRAM_COUNT = 13  # > 0: run only the first PROGRAM_COUNT entries of PID_ORDER (a sample); 0: the grid
 CONTEXT_SLOTS = 16
+
+# instrumentation record slots (see jit.codegen.instrument): an int64 trace buffer grown on demand
+INSTR_STREAMS = 0  # address of int64[3 * probes]: (chunk base, capacity, cursor) in words, per traced probe
+INSTR_GROW = 1  # address of void grow(i64 record, i64 probe, i64 words): a fresh chunk with room for `words`
+INSTR_COUNTS = 2  # address of int64 execution counts, one per probe
+INSTR_SLOTS = 4
+STREAM_BASE, STREAM_CAPACITY, STREAM_CURSOR = 0, 1, 2
 
 # error record slots
 ERR_CODE = 0

@@ -16,7 +16,7 @@ from dsl.ir.verifier import verify
 from jit import abi, cache, engine
 from jit.passes import run_passes
 
-COMPILER_VERSION = "0.1.0"
+COMPILER_VERSION = "0.1.2"
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,17 @@ class Options:
     num_warps: int = 4
     num_stages: int = 3
     checks: bool = True
+    instrument: bool = False  # the profiling variant: op counters and address traces (jit.codegen.instrument)
+
+
+class Stages(dict):
+    """Each stage's text by name ("ir", "llir", "asm"); the assembly is made only when someone asks."""
+
+    def __missing__(self, key: str) -> str:
+        if key != "asm" or "llir" not in self:
+            raise KeyError(key)
+        self["asm"] = engine.assembly(self["llir"])
+        return self["asm"]
 
 
 @dataclass
@@ -40,10 +51,18 @@ class CompiledKernel:
     asm: dict[str, str]
     function: engine.LoadedKernel
     metadata: dict = field(default_factory=dict)
+    probes: list[dict] = field(default_factory=list)  # instrumented variants: what each probe counts
 
 
 def compile(jit_fn, signature: dict, options: Options) -> CompiledKernel:
     """Compile, or load from the disk cache when an identical build exists."""
+    kernel = _compile_or_load(jit_fn, signature, options)
+    source = jit_fn.parsed
+    kernel.metadata["source"] = {"file": source.file, "first_line": source.first_line, "lines": source.lines}
+    return kernel
+
+
+def _compile_or_load(jit_fn, signature: dict, options: Options) -> CompiledKernel:
     key = cache_key(jit_fn, signature, options)
     files = cache.get(key)
     if files is not None:
@@ -57,18 +76,17 @@ def compile(jit_fn, signature: dict, options: Options) -> CompiledKernel:
     verify(func)
     from jit.codegen.lower import CodegenOptions, lower
 
-    lowered = lower(func, CodegenOptions(checks=options.checks))
-    obj = engine.optimize_and_emit(lowered.llvm_ir, func.name)
+    lowered = lower(func, CodegenOptions(checks=options.checks, instrument=options.instrument))
+    obj = engine.optimize_and_emit(lowered.llvm_ir, func.name, with_asm=False)
     ir_text = str(func)
     print_types = _print_types(func, lowered.sites)
     meta = {"sites": [_site_to_json(s) for s in lowered.sites],
-            "print_types": {str(k): v for k, v in print_types.items()}}
+            "print_types": {str(k): v for k, v in print_types.items()}, "probes": lowered.probes}
     files = {**obj.to_files(), "kernel.ir": ir_text.encode(), "meta.json": json.dumps(meta).encode()}
     cache.put(key, files)
     return CompiledKernel(func.name, signature, options, lowered.sites, print_types,
-                          {"ir": ir_text, "llir": obj.optimized_ir, "asm": obj.asm,
-                           "llir_unoptimized": lowered.llvm_ir},
-                          engine.load(obj.obj))
+                          Stages(ir=ir_text, llir=obj.optimized_ir, llir_unoptimized=lowered.llvm_ir),
+                          engine.load(obj.obj), probes=lowered.probes)
 
 
 def _from_cache(jit_fn, signature, options, files) -> CompiledKernel:
@@ -77,8 +95,8 @@ def _from_cache(jit_fn, signature, options, files) -> CompiledKernel:
     sites = [_site_from_json(s) for s in meta["sites"]]
     print_types = {int(k): v for k, v in meta["print_types"].items()}
     return CompiledKernel(jit_fn.__name__, signature, options, sites, print_types,
-                          {"ir": files["kernel.ir"].decode(), "llir": obj.optimized_ir, "asm": obj.asm},
-                          engine.load(obj.obj), {"from_disk_cache": True})
+                          Stages(ir=files["kernel.ir"].decode(), llir=obj.optimized_ir),
+                          engine.load(obj.obj), {"from_disk_cache": True}, meta.get("probes", []))
 
 
 def cache_key(jit_fn, signature: dict, options: Options) -> str:

@@ -229,6 +229,16 @@ def _compile(host: _Host, tm: llvm.TargetMachine, llvm_ir: str, name: str, with_
     return CompiledObject(name=name, obj=obj, optimized_ir=str(module), asm=asm)
 
 
+def assembly(optimized_ir: str) -> str:
+    """Host assembly of an already optimised module: produced on demand, since most compiles never show it."""
+    _host_target()
+    tm = _compile_machine
+    assert tm is not None
+    with _compile_lock:
+        module = llvm.parse_assembly(optimized_ir)
+        return tm.emit_assembly(module)
+
+
 # ----------------------------------------------------------------------------------------------------
 # load
 

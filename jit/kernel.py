@@ -17,11 +17,20 @@ from dsl import dtypes as T
 from dsl.core import constexpr, unwrap
 from dsl.frontend import ParsedSource, is_constexpr_annotation
 from dsl.ir.core import TileType
-from jit import compiler, launcher
+from jit import compiler, interpreter, launcher
 
 _MISSING = object()
+
+
+def eager_active() -> bool:
+    from dsl import semantic
+
+    return getattr(semantic._current.get(None), "eager", False)
+
+
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "machine", "checks", "interpret", "enable_fp_fusion",
-                  "maxnreg", "debug", "warp_size", "extern_libs")
+                  "maxnreg", "debug", "warp_size", "extern_libs", "sample", "shared_padding")
+MODEL_OPTIONS = ("sample", "shared_padding")  # how a profiled launch is modeled (jit.profiler)
 
 
 class JITFunction:
@@ -78,6 +87,8 @@ class JITFunction:
         return self._cache_key
 
     def __call__(self, *args, **kwargs):
+        if eager_active():
+            return self.fn(*args, **kwargs)  # eager mode: nested @jit functions run as plain Python
         raise RuntimeError(f"{self.__name__} is a @jit kernel: launch it as {self.__name__}[grid](...); "
                            "it can be called directly only from another @jit function")
 
@@ -139,13 +150,17 @@ class JITFunction:
 
     def run(self, *args, grid, **kwargs):
         signature, options, runtime = self.bind(args, dict(kwargs))
-        opts = _options(options)
-        kernel = self.get_compiled(signature, opts, self.divisibility(runtime))
+        how = interpreter.mode(options)
+        kernel = None if how else self.get_compiled(signature, _options(options), self.divisibility(runtime))
         if callable(grid):
             meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
                     **{n: (v.keepalive if isinstance(v, launcher.Buffer) else v) for n, v, _ in runtime}, **options}
             grid = grid(meta)
-        launcher.launch(kernel, grid, runtime, machine=options.get("machine"), kernel_name=self.__name__)
+        if how:
+            return interpreter.run(self, signature, options, runtime, grid, how)
+        model = {k: options[k] for k in MODEL_OPTIONS if k in options}
+        launcher.launch(kernel, grid, runtime, machine=options.get("machine"), kernel_name=self.__name__,
+                        jit_fn=self, model=model)
         return kernel
 
     def get_compiled(self, signature: dict, options: compiler.Options, divisibility: tuple = ()):

@@ -136,16 +136,49 @@ def _executor(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def launch(kernel, grid, runtime: list, machine=None, kernel_name: str = "") -> None:
-    """Run every program of `grid`; raises KernelError subclasses for failures reported by the code."""
+def launch(kernel, grid, runtime: list, machine=None, kernel_name: str = "", *, jit_fn=None,
+           model: dict | None = None) -> None:
+    """Run every program of `grid`; raises KernelError subclasses for failures reported by the code.
+
+    When a profile is open (simulator.is_profiling(), or WAVETILE_PROFILE=1) and `jit_fn` is given,
+    the launch is profiled instead (jit.profiler): same outputs, plus a LaunchRecord for the profile.
+    `model` holds the modeling options of the launch (sample, shared_padding).
+    """
+    grid = normalize_grid(grid, kernel_name)
+    if grid[0] * grid[1] * grid[2] == 0:
+        return
+    if jit_fn is not None and _profiling():
+        from jit import profiler
+
+        profiler.profiled_launch(jit_fn, kernel, grid, runtime, machine=machine, **(model or {}))
+        return
+    execute(kernel, grid, runtime, kernel_name)
+
+
+def _profiling() -> bool:
+    import simulator
+
+    return simulator.is_profiling()
+
+
+def normalize_grid(grid, kernel_name: str = "") -> tuple[int, int, int]:
+    """The grid as three non-negative ints (x, y, z)."""
     grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
     if not 1 <= len(grid) <= 3:
         raise ValueError(f"{kernel_name}: the grid must have 1 to 3 dimensions, got {grid}")
     grid = grid + (1,) * (3 - len(grid))
     if any(g < 0 for g in grid):
         raise ValueError(f"{kernel_name}: grid dimensions must be non-negative, got {grid}")
+    return grid
+
+
+def execute(kernel, grid: tuple[int, int, int], runtime: list, kernel_name: str = "", *,
+            programs: np.ndarray | None = None, instrumentation: int = 0, threads: int | None = None) -> None:
+    """Run the programs of a normalised grid: all of them, or only the linear ids in `programs` (in that
+    order). `instrumentation`: address of an abi.INSTR_SLOTS record for instrumented variants."""
     total = grid[0] * grid[1] * grid[2]
-    if total == 0:
+    count = total if programs is None else len(programs)
+    if count == 0:
         return
     buffers = [v for _, v, t in runtime if t.dtype.is_ptr()]
     args = (ctypes.c_int64 * max(1, len(runtime)))(*[_arg_slot(v, t) for _, v, t in runtime])
@@ -153,20 +186,25 @@ def launch(kernel, grid, runtime: list, machine=None, kernel_name: str = "") -> 
         *[x for b in buffers for x in (b.low, b.high - b.low)])
     counter = ctypes.c_int64(0)
     error = (ctypes.c_int64 * abi.ERROR_SLOTS)()
-    threads = _thread_count(total)
+    threads = _thread_count(count) if threads is None else max(1, min(threads, count))
     ctx = (ctypes.c_int64 * abi.CONTEXT_SLOTS)()
     ctx[abi.ARGS] = ctypes.addressof(args)
     ctx[abi.BUFFERS] = ctypes.addressof(bounds)
     ctx[abi.N_BUFFERS] = len(buffers)
     ctx[abi.GRID_X], ctx[abi.GRID_Y], ctx[abi.GRID_Z] = grid
     ctx[abi.NEXT_PID] = ctypes.addressof(counter)
-    ctx[abi.CHUNK] = max(1, total // (threads * 16)) if threads > 1 else total
+    ctx[abi.CHUNK] = max(1, count // (threads * 16)) if threads > 1 else count
     ctx[abi.ERROR] = ctypes.addressof(error)
     callback = _print_callback(kernel) if kernel.print_types or any(s.kind == "print" for s in kernel.sites) else None
     ctx[abi.PRINT_CALLBACK] = ctypes.cast(callback, ctypes.c_void_p).value if callback else 0
-    order = _schedule(total)
+    if programs is not None:
+        order = (ctypes.c_int64 * count).from_buffer_copy(np.ascontiguousarray(programs, dtype=np.int64).tobytes())
+        ctx[abi.PROGRAM_COUNT] = count
+    else:
+        order = _schedule(total)
     ctx[abi.PID_ORDER] = ctypes.addressof(order) if order is not None else 0
     ctx[abi.CHECKS] = 1
+    ctx[abi.COUNTERS] = instrumentation
     address = ctypes.addressof(ctx)
     if threads == 1:
         rc = kernel.function(address)
@@ -179,6 +217,23 @@ def launch(kernel, grid, runtime: list, machine=None, kernel_name: str = "") -> 
         raise _error(kernel, kernel_name, rc, error, runtime, buffers)
     if callback is not None:
         sys.stdout.flush()
+
+
+def model_launch(kernel, grid, *args, machine=None, sample: int | bool | None = None,
+                 shared_padding: int | None = None, record: bool = False, **kwargs):
+    """Model one launch on the emulated machine without computing every output; returns its LaunchRecord.
+
+    `kernel` is a @jit function, `grid` and `args` / `kwargs` (constexprs, num_warps, num_stages) are
+    what `kernel[grid](*args, **kwargs)` would take. Only a sample of the programs runs (instrumented):
+    sample=None picks one automatically for large grids (jit.sampling), an int asks for that many
+    programs, False runs them all. The outputs are left partly computed. The record's
+    `modeled_seconds`, `bound` and `counters` are what an autotuner compares; `sampled` says whether
+    the counters were scaled from a sample. record=True also adds it to open profiles.
+    """
+    from jit import profiler
+
+    return profiler.model_launch(kernel, grid, args, kwargs, machine=machine, sample=sample,
+                                 shared_padding=shared_padding, record=record)
 
 
 def _thread_count(total: int) -> int:
@@ -197,8 +252,7 @@ def _schedule(total: int):
 
 def _error(kernel, name, rc, error, runtime, buffers) -> KernelError:
     site = kernel.sites[error[abi.ERR_SITE]] if 0 <= error[abi.ERR_SITE] < len(kernel.sites) else None
-    where = f"{site.loc.line}" if site and site.loc else "?"
-    file = ""
+    where = _source_position(kernel, site)
     pid = (error[abi.ERR_PID_X], error[abi.ERR_PID_Y], error[abi.ERR_PID_Z])
     pointer_args = [(n, t) for n, _, t in runtime if t.dtype.is_ptr()]
     if rc == abi.OUT_OF_BOUNDS or rc == abi.MISALIGNED:
@@ -213,14 +267,26 @@ def _error(kernel, name, rc, error, runtime, buffers) -> KernelError:
             what = "no buffer passed to the kernel"
             offset = f"address {error[abi.ERR_OFFSET]:#x}"
         kind = "misaligned" if rc == abi.MISALIGNED else "out-of-bounds"
-        message = (f"{kind} {site.kind if site else 'access'} in kernel '{name}' at {file}line {where}, "
+        message = (f"{kind} {site.kind if site else 'access'} in kernel '{name}' at {where}, "
                    f"program id {pid}: {offset} is outside {what} (tile element {error[abi.ERR_LANE]})")
         return OutOfBoundsError(message)
     if rc == abi.ASSERT_FAILED:
         msg = site.message if site else ""
-        return DeviceAssertionError(f"device assertion failed in kernel '{name}' at line {where}, program id {pid}, "
+        return DeviceAssertionError(f"device assertion failed in kernel '{name}' at {where}, program id {pid}, "
                                     f"element {error[abi.ERR_LANE]}: {msg}")
-    return KernelError(f"kernel '{name}' failed with code {rc} at line {where}, program id {pid}")
+    return KernelError(f"kernel '{name}' failed with code {rc} at {where}, program id {pid}")
+
+
+def _source_position(kernel, site) -> str:
+    """'file.py:LINE (`source text`)' for a failing site, as far as it is known."""
+    if site is None or site.loc is None:
+        return "an unknown line"
+    source = kernel.metadata.get("source")
+    if not source:
+        return f"line {site.loc.line}"
+    index = site.loc.line - source["first_line"]
+    text = source["lines"][index].strip() if 0 <= index < len(source["lines"]) else ""
+    return f"{source['file']}:{site.loc.line}" + (f" (`{text}`)" if text else "")
 
 
 _CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)

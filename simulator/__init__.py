@@ -21,6 +21,7 @@ from simulator.coalescing import GlobalAccess, coalesce
 from simulator.cost import BOUNDS, COMPONENTS, Estimate, WaveTiming, attribute, estimate
 from simulator.counters import INSTRUCTION_CLASSES, Counters
 from simulator.l2 import L2Cache, L2Stats
+from simulator.memory import empty, mark_initialized
 from simulator.occupancy import Occupancy, Waves, estimate_registers, occupancy, waves
 from simulator.profile import LaunchRecord, Profile, is_profiling, record_launch
 from simulator.recorder import LaunchCounters, device_l2, reset_device_l2
@@ -40,5 +41,5 @@ __all__ = [
     "Occupancy", "Profile", "SharedAccess", "WaveTiming", "Waves", "atomic_contention", "attribute",
     "bank_conflicts", "coalesce", "current_spec", "device_l2", "estimate", "estimate_registers", "get_spec",
     "is_profiling", "machine", "occupancy", "profile", "record_launch", "register_spec", "registered_specs",
-    "reset_device_l2", "waves",
+    "reset_device_l2", "waves", "empty", "mark_initialized",
 ]

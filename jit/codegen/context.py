@@ -15,7 +15,7 @@ import llvmlite.ir as ir
 
 from dsl.ir.core import Block, Function, Loc, Operation, TileType, Value
 from jit import abi
-from jit.codegen import driver, elements, fusion
+from jit.codegen import driver, elements, fusion, instrument
 from jit.codegen.buffers import Buffer
 from jit.codegen.llvm_types import I32, I64, slot_type
 from jit.codegen.loops import loop_nest, row_major_strides
@@ -39,8 +39,13 @@ class Lowering:
     """One kernel being lowered into the program function; emitters receive it as `lw`."""
 
     def __init__(self, func: Function, module: ir.Module, program: ir.Function, emitters: dict[str, OpEmitter],
-                 checks: bool):
+                 checks: bool, instrument: bool = False):
         self.module = module
+        self.instrument = instrument  # emit probes (jit.codegen.instrument)
+        self.probes: list[dict] = []
+        self.probe_ids: dict = {}
+        self.region_depth = 0  # > 0 inside inlined combine regions (their ops run per element, not per op)
+        self.counts_ptr: ir.Value | None = None
         users = fusion.users(func)
         self.use_count = {value: len(ops) for value, ops in users.items()}
         self.fused = fusion.fused_values(func, users)
@@ -152,13 +157,19 @@ class Lowering:
         emitter = self.emitters.get(op.name)
         if emitter is None:
             raise NotImplementedError(f"no LLVM lowering for {op.name}")
+        if self.instrument and op.info.cls not in ("mem", "atomic") and op.name not in instrument.SILENT:
+            instrument.count(self, op)
         emitter(self, op)
 
     def inline_region(self, block: Block, args: Sequence[ir.Value]) -> list[ir.Value]:
         """Emit a scalar region (a combine function) on the given argument values; return its yields."""
         for arg, value in zip(block.args, args):
             self.scalars[arg] = value
-        self.emit_block(block)
+        self.region_depth += 1
+        try:
+            self.emit_block(block)
+        finally:
+            self.region_depth -= 1
         return [self.scalars[v] for v in block.terminator.operands]
 
     # -- failures

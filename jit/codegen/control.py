@@ -12,6 +12,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from dsl.ir.core import Operation, Value
+from jit.codegen import instrument
 from jit.codegen.buffers import Buffer
 from jit.codegen.llvm_types import I64, register_type
 from jit.codegen.loops import counted_loop
@@ -33,6 +34,7 @@ def emit_for(lw, op: Operation) -> None:
         lw.scalars[body.args[0]] = iv if dt.primitive_bitwidth == 64 else b.trunc(iv, register_type(dt))
         for arg, value in zip(scalar_args, values):
             lw.scalars[arg] = value
+        instrument.count(lw, op, kind="iteration")
         lw.emit_block(body)
         yields = body.terminator.operands
         assign(lw, [(tiles[a], y) for a, y in zip(carried_args, yields) if a in tiles])
@@ -99,6 +101,7 @@ def emit_while(lw, op: Operation) -> None:
 
     b.position_at_end(body)
     _bind_all(lw, after.args, forwarded)
+    instrument.count(lw, op, kind="iteration")
     lw.emit_block(after)
     yields = after.terminator.operands
     assign(lw, [(tiles[a], y) for a, y in zip(before.args, yields) if a in tiles])

@@ -10,7 +10,7 @@ The stages, in order:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
@@ -27,6 +27,7 @@ from jit.codegen.numerics import decode
 @dataclass
 class CodegenOptions:
     checks: bool = True  # bounds and alignment checks on global memory ops
+    instrument: bool = False  # op counters and address traces for the simulator (jit.codegen.instrument)
 
 
 @dataclass
@@ -34,6 +35,7 @@ class LoweredModule:
     llvm_ir: str
     sites: list[abi.Site]
     stack_bytes: int = 0  # the program's stack frame (tile buffers), so callers can size thread stacks
+    probes: list[dict] = field(default_factory=list)  # instrumented variants: one entry per probe
 
 
 def lower(func: Function, options: CodegenOptions) -> LoweredModule:
@@ -42,12 +44,12 @@ def lower(func: Function, options: CodegenOptions) -> LoweredModule:
     module.triple = llvm.get_process_triple()
     program = ir.Function(module, driver.PROGRAM_TYPE, name="wavetile_program")
     program.linkage = "internal"
-    lw = Lowering(func, module, program, EMITTERS, options.checks)
+    lw = Lowering(func, module, program, EMITTERS, options.checks, options.instrument)
     _bind_arguments(lw, func.args)
     lw.emit_block(func.body)
     lw.finish()
     driver.define_grid(module, program)
-    return LoweredModule(str(module), lw.sites, lw.stack_bytes + FRAME_SLACK)
+    return LoweredModule(str(module), lw.sites, lw.stack_bytes + FRAME_SLACK, lw.probes)
 
 
 FRAME_SLACK = 64 * 1024  # spills, the driver's frame and the callees' (fail, find_buffer, print callback)

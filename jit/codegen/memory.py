@@ -18,6 +18,7 @@ import llvmlite.ir as ir
 
 from dsl.dtypes import dtype
 from dsl.ir.core import Operation, Value
+from jit.codegen import instrument
 from jit.codegen.checks import access_check, all_active, byte_range
 from jit.codegen.llvm_types import (
     I64,
@@ -46,6 +47,7 @@ def emit_load(lw, op: Operation) -> None:
     masked = not is_true(mask)
     site = lw.add_site("load", op.loc, lw.provenance.buffer(ptr))
     access_check(lw, op.result.type.shape, ptr, mask if masked else None, dt.itemsize, site)
+    instrument.trace_access(lw, op, op.result.type.shape, ptr, mask if masked else None)
     if op.result in lw.fused:
         return
     buf = lw.new_buffer(op.result.type)
@@ -82,6 +84,7 @@ def emit_store(lw, op: Operation) -> None:
     masked = not is_true(mask)
     site = lw.add_site("store", op.loc, lw.provenance.buffer(ptr))
     access_check(lw, shape, ptr, mask if masked else None, dt.itemsize, site)
+    instrument.trace_access(lw, op, shape, ptr, mask if masked else None)
     b = lw.b
 
     def store_loop(get_ptr, get_value, get_mask, scalar: bool) -> None:
@@ -176,6 +179,7 @@ def emit_atomic(lw, op: Operation) -> None:
     masked = not is_true(mask)
     site = lw.add_site("atomic", op.loc, lw.provenance.buffer(ptr))
     access_check(lw, op.result.type.shape, ptr, mask if masked else None, dt.itemsize, site)
+    instrument.trace_access(lw, op, op.result.type.shape, ptr, mask if masked else None)
     b = lw.b
     buf = lw.new_buffer(op.result.type)
     rmw = _rmw_emitter(dt, kind)
@@ -206,6 +210,7 @@ def emit_atomic_cas(lw, op: Operation) -> None:
     ordering = _ORDERING[op.attrs["sem"]]
     site = lw.add_site("atomic", op.loc, lw.provenance.buffer(ptr))
     access_check(lw, op.result.type.shape, ptr, None, dt.itemsize, site)
+    instrument.trace_access(lw, op, op.result.type.shape, ptr, None)
     b = lw.b
     buf = lw.new_buffer(op.result.type)
     bits = ir.IntType(dt.primitive_bitwidth)

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import re
 import struct
-import time
 
 import numpy as np
-from codegen_harness import KernelBuilder, compile_kernel, ptr, scalar, target_machine
+from codegen_harness import KernelBuilder, compile_kernel, ptr, scalar
 from test_lower_kernels import row_softmax, vector_add
 
 from dsl import dtypes as T
@@ -61,21 +60,3 @@ def test_elementwise_tile_loops_are_vectorised():
     assert re.search(r"\bv(?:fmadd\w*|mulps|maxps)\b[^\n]*%ymm", kernel.asm)  # the exp and max loops
 
 
-def test_softmax_compiles_well_under_half_a_second():
-    import llvmlite.binding as llvm
-
-    from jit.codegen import CodegenOptions, lower
-
-    text = lower(row_softmax(1024), CodegenOptions()).llvm_ir
-    tm = target_machine()
-    best = float("inf")
-    for _ in range(2):
-        start = time.perf_counter()
-        module = llvm.parse_assembly(text)
-        module.data_layout = str(tm.target_data)
-        pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
-        pb.getModulePassManager().run(module, pb)
-        tm.emit_object(module)
-        best = min(best, time.perf_counter() - start)
-    print(f"\nsoftmax O3 + object: {best * 1e3:.0f} ms")
-    assert best < 1.0  # ~0.15 s on an idle machine; slack for loaded runners

@@ -1,0 +1,139 @@
+"""Instrumentation for the simulator: per-op execution counts and address traces of memory ops.
+
+Only the instrumented variant (Options.instrument) emits any of this; plain code is unchanged.
+Every counted op gets a *probe*: an index into a counts array that the op increments each time it
+executes, and a JSON-able description (op name, source line, shapes, dtypes, the attributes the
+profiler needs). Global loads, stores and atomics also append one trace record per execution to
+their own stream (so a stream is a [records, words] matrix the runtime reads without parsing):
+
+    [linear program id, address_0 .. address_{numel-1}, mask bytes (one per element, padded to 8)]
+
+as int64 words, addresses being the byte address of each tile element in row-major order (the mask
+part only for masked ops; 1 = active). The runtime maps elements to warps and lanes afterwards
+(jit.layout), so the code here knows nothing of the machine.
+
+The instrumentation record (context slot abi.COUNTERS -> int64[abi.INSTR_SLOTS]) points at the
+stream table (base, capacity, cursor per probe), a grow callback and the counts array. A record
+that does not fit calls grow(record, probe, words): the runtime keeps the filled chunk and installs
+a fresh, larger one, so a trace never overflows. Instrumented code runs on one thread.
+"""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from dsl.ir.core import Operation, Value
+from jit import abi
+from jit.codegen.llvm_types import I8, I64
+from jit.codegen.loops import linear_index, loop_nest, row_major_strides
+
+GROW_TYPE = ir.FunctionType(ir.VoidType(), [I64, I64, I64])
+
+# ops that emit no GPU instruction of their own (constants, index remaps folded into consumers)
+SILENT = frozenset({"arith.constant", "tile.splat", "tile.broadcast", "tile.expand_dims", "tile.reshape",
+                    "tile.program_id", "tile.num_programs", "scf.yield", "scf.condition"})
+
+
+def describe(op: Operation, trace: bool = False) -> dict:
+    """What the profiler needs to know about a probed op, as JSON-able data."""
+    attrs = {k: v for k, v in op.attrs.items() if isinstance(v, (int, str, bool, float, list, tuple))}
+    info = {
+        "op": op.name,
+        "line": op.loc.line if op.loc else None,
+        "results": [_type(v) for v in op.results],
+        "operands": [_type(v) for v in op.operands],
+        "attrs": {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.items()},
+        "trace": trace,
+    }
+    if op.regions and op.name in ("tile.reduce", "tile.scan"):
+        info["combine"] = [o.name for o in op.regions[0].ops if not o.info.terminator]
+    return info
+
+
+def _type(value: Value) -> list:
+    return [list(value.type.shape), value.type.dtype.ir]
+
+
+def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -> int:
+    info = describe(op, trace)
+    if kind:
+        info["kind"] = kind
+    lw.probes.append(info)
+    return len(lw.probes) - 1
+
+
+def _record(lw) -> ir.Value:
+    return lw.ctx_pointer(abi.COUNTERS)
+
+
+def count(lw, op: Operation, kind: str | None = None) -> None:
+    """Add one to the op's execution counter (one probe per op, or per (op, kind))."""
+    if not lw.instrument or lw.region_depth:
+        return
+    key = (op, kind)
+    probe = lw.probe_ids.get(key)
+    if probe is None:
+        probe = lw.probe_ids[key] = new_probe(lw, op, kind=kind)
+    _increment(lw, probe)
+
+
+def _increment(lw, probe: int) -> None:
+    b = lw.b
+    if lw.counts_ptr is None:
+        record = lw.entry.inttoptr(lw.ctx_slot(abi.COUNTERS), I64.as_pointer())
+        raw = lw.entry.load(lw.entry.gep(record, [ir.Constant(I64, abi.INSTR_COUNTS)], inbounds=True))
+        lw.counts_ptr = lw.entry.inttoptr(raw, I64.as_pointer())
+    slot = b.gep(lw.counts_ptr, [ir.Constant(I64, probe)], inbounds=True)
+    b.store(b.add(b.load(slot), ir.Constant(I64, 1)), slot)
+
+
+def record_words(numel: int, masked: bool) -> int:
+    """int64 words of one trace record."""
+    return 1 + numel + ((numel + 7) // 8 if masked else 0)
+
+
+def trace_access(lw, op: Operation, shape: tuple[int, ...], ptr: Value, mask: Value | None) -> None:
+    """Count the op and append its trace record: every element's address, and the mask when given."""
+    if not lw.instrument or lw.region_depth:
+        return
+    probe = new_probe(lw, op, trace=True)
+    lw.probes[probe]["masked"] = mask is not None
+    lw.probe_ids[(op, None)] = probe
+    _increment(lw, probe)
+    b = lw.b
+    numel = 1
+    for s in shape:
+        numel *= s
+    need = ir.Constant(I64, record_words(numel, mask is not None))
+    record = b.inttoptr(lw.ctx_slot(abi.COUNTERS), I64.as_pointer())
+    table = b.inttoptr(b.load(b.gep(record, [ir.Constant(I64, abi.INSTR_STREAMS)], inbounds=True)),
+                       I64.as_pointer())
+
+    def field(slot: int) -> ir.Value:
+        return b.gep(table, [ir.Constant(I64, 3 * probe + slot)], inbounds=True)
+
+    full = b.icmp_signed(">", b.add(b.load(field(abi.STREAM_CURSOR)), need), b.load(field(abi.STREAM_CAPACITY)))
+    with b.if_then(full, likely=False):
+        grow_address = b.load(b.gep(record, [ir.Constant(I64, abi.INSTR_GROW)], inbounds=True))
+        grow = b.inttoptr(grow_address, GROW_TYPE.as_pointer())
+        b.call(grow, [b.ptrtoint(record, I64), ir.Constant(I64, probe), need])
+    cursor = b.load(field(abi.STREAM_CURSOR))
+    base = b.gep(b.inttoptr(b.load(field(abi.STREAM_BASE)), I64.as_pointer()), [cursor])
+    b.store(lw.pid_linear(), base)
+    strides = row_major_strides(shape)
+    addresses = b.gep(base, [ir.Constant(I64, 1)], inbounds=True)
+
+    def lane(idx: list[ir.Value]) -> None:
+        at = linear_index(b, idx, strides)
+        b.store(b.ptrtoint(lw.element(ptr, idx), I64), b.gep(addresses, [at], inbounds=True))
+
+    loop_nest(b, shape, lane)
+    if mask is not None:
+        flags = b.bitcast(b.gep(addresses, [ir.Constant(I64, numel)], inbounds=True), I8.as_pointer())
+
+        def flag(idx: list[ir.Value]) -> None:
+            at = linear_index(b, idx, strides)
+            b.store(b.zext(lw.element(mask, idx), I8), b.gep(flags, [at], inbounds=True))
+
+        loop_nest(b, shape, flag)
+    b.store(b.add(cursor, need), field(abi.STREAM_CURSOR))

@@ -1,0 +1,1 @@
+"""Generators of random kernels for differential testing (compiled vs interpreted) and frontend fuzzing."""

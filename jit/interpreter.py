@@ -1,0 +1,109 @@
+"""Run a kernel without compiling it: the numpy interpreter of its IR, or the eager mode.
+
+`kernel[grid](..., interpret=True)` or `WAVETILE_INTERPRET=1` runs the IR the compiler would lower
+(after the same passes), op by op, with the same semantics (jit.interp.machine); results match the
+compiled code bit for bit except math functions, which are within the ulp bounds the differential
+tests state. `interpret="eager"` / `WAVETILE_INTERPRET=eager` runs the kernel's own Python with numpy-backed
+`tl` operations (jit.eager), so `print` and `breakpoint()` work inside the kernel.
+`WAVETILE_SANITIZE=all` (or a comma list, see jit.sanitize) turns on the interpreter's sanitizers.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from dsl.frontend import compile_kernel
+from dsl.ir.core import Function, TileType
+from dsl.ir.verifier import verify
+from jit.interp import numerics as N
+
+MODES = ("ir", "eager")
+
+
+def mode(options: dict) -> str | None:
+    """'ir', 'eager' or None (compiled), from the launch option `interpret` or WAVETILE_INTERPRET."""
+    value = options.get("interpret")
+    if value is None:
+        value = os.environ.get("WAVETILE_INTERPRET", "")
+    if value in (None, "") and os.environ.get("WAVETILE_SANITIZE", "") not in ("", "0"):
+        value = "1"  # the sanitizers live in the interpreter
+    if value is True or str(value).lower() in ("1", "true", "ir", "yes", "on"):
+        return "ir"
+    if str(value).lower() == "eager":
+        return "eager"
+    if value in (False, None, "", "0") or str(value).lower() in ("false", "off", "no"):
+        return None
+    raise ValueError(f"interpret must be True, False or 'eager', got {value!r}")
+
+
+def ir_of(jit_fn, signature: dict) -> Function:
+    """The verified, optimised IR of one specialisation (what the code generator would lower), cached."""
+    from jit.passes import run_passes
+
+    cache = jit_fn.__dict__.setdefault("_interpreter_ir", {})
+    key = tuple((n, str(v) if isinstance(v, TileType) else repr(v)) for n, v in signature.items())
+    func = cache.get(key)
+    if func is None:
+        func = compile_kernel(jit_fn, signature)
+        verify(func)
+        run_passes(func)
+        verify(func)
+        cache[key] = func
+    return func
+
+
+def register_args(runtime: list) -> tuple[list[np.ndarray], list[tuple[str, int, int]]]:
+    """Runtime arguments as registers (pointers as addresses), and the (name, low, high) of each buffer."""
+    values, buffers = [], []
+    for name, value, type in runtime:
+        if type.dtype.is_ptr():
+            values.append(np.asarray(value.address, np.int64))
+            buffers.append((name, value.low, value.high))
+        elif type.dtype.is_floating():
+            values.append(np.asarray(float(value), N.register_dtype(type.dtype)))
+        else:
+            v = int(value) & ((1 << type.dtype.primitive_bitwidth) - 1)
+            values.append(np.asarray(v, np.uint64).astype(N.register_dtype(type.dtype)))
+    return values, buffers
+
+
+def normal_grid(grid) -> tuple[int, int, int]:
+    grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
+    if not 1 <= len(grid) <= 3:
+        raise ValueError(f"the grid must have 1 to 3 dimensions, got {grid}")
+    if any(g < 0 for g in grid):
+        raise ValueError(f"grid dimensions must be non-negative, got {grid}")
+    return grid + (1,) * (3 - len(grid))  # type: ignore[return-value]
+
+
+def schedule(total: int) -> np.ndarray | None:
+    """The program order WAVETILE_SCHEDULE_SEED asks for (the permutation the compiled launcher uses)."""
+    seed = os.environ.get("WAVETILE_SCHEDULE_SEED")
+    if not seed:
+        return None
+    return np.random.default_rng(int(seed)).permutation(total).astype(np.int64)
+
+
+def run(jit_fn, signature: dict, options: dict, runtime: list, grid, how: str):
+    """Launch `jit_fn` in interpreter mode `how` ('ir' or 'eager'); returns the sanitizer report (or None)."""
+    from jit import sanitize
+
+    grid = normal_grid(grid)
+    total = grid[0] * grid[1] * grid[2]
+    if how == "eager":
+        from jit import eager
+
+        hooks = sanitize.hooks_for(None, jit_fn, options)
+        eager.run(jit_fn, signature, runtime, grid, schedule(total), hooks)
+        return hooks if hooks.active else None
+    func = ir_of(jit_fn, signature)
+    args, buffers = register_args(runtime)
+    hooks = sanitize.hooks_for(func, jit_fn, options)
+    from jit.interp.machine import Machine
+
+    machine = Machine(func, args, buffers, jit_fn.__name__, hooks)
+    if total:
+        machine.launch(grid, schedule(total))
+    return hooks if hooks.active else None

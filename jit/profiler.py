@@ -1,0 +1,435 @@
+"""Profiled and modeled launches: run the instrumented variant, turn its trace into simulator counters.
+
+A profiled launch (a `with simulator.profile()` block is open, or WAVETILE_PROFILE=1) computes every
+output, like a plain launch, and records a simulator.LaunchRecord:
+
+1. the instrumented variant (Options.instrument) runs the programs to measure, in launch order, on
+   one thread; for big grids only a sample of them (jit.sampling), the others run plain code;
+2. each traced memory op's element addresses become per-warp address rows through the warp mapping
+   (jit.layout) and go to simulator.LaunchCounters (coalescing, atomics, then the L2 in launch order);
+3. per-op execution counts become warp instructions by class, tensor FLOPs and the shared-memory
+   traffic a GPU lowering would create (jit.shared_model, fed to simulator.bank_conflicts);
+4. the counters (scaled when sampled) go through the cost model on the selected machine.
+
+`model_launch` does the same for the autotuner without computing the outputs of unsampled programs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import time
+
+import numpy as np
+
+import simulator
+from dsl.dtypes import parse_ir_type
+from dsl.ir.core import TileType
+from jit import launcher, sampling, shared_model
+from jit.layout import default_layout, warp_rows
+from jit.tracebuf import TraceBuffers
+from simulator import Counters, LaunchCounters, LaunchRecord, MachineSpec
+
+DEFAULT_SHARED_PADDING = 1  # elements of padding per scratch row of a layout change (Triton pads too)
+LineKey = tuple[str, int]
+
+_ARITH_CLASS = {"arith.add": "fp_add", "arith.sub": "fp_add", "arith.neg": "fp_add", "arith.min": "fp_add",
+                "arith.max": "fp_add", "arith.mul": "fp_mul", "arith.fma": "fp_fma", "arith.div": "special",
+                "arith.rem": "special"}
+_CLS = {"int": "integer", "cmp": "compare_select", "cvt": "conversion", "sfu": "special", "misc": "other",
+        "control": "branch"}
+_NO_INSTRUCTIONS = {"tile.join", "tile.split", "tile.cat", "tile.flip", "tile.permute", "tile.dot"}
+
+
+# --- entry points --------------------------------------------------------------------------------------
+
+def profiled_launch(jit_fn, kernel, grid: tuple[int, int, int], runtime: list, *, machine=None,
+                    sample: int | bool | None = None, shared_padding: int | None = None) -> LaunchRecord:
+    """Run every program (outputs as a plain launch), measure a sample of them, record the launch."""
+    spec = simulator.current_spec(machine)
+    total = math.prod(grid)
+    instrumented = _instrumented(jit_fn, kernel)
+    start = time.perf_counter()
+    buffers, chosen = _run_instrumented(instrumented, grid, runtime, jit_fn.__name__, sample, spec, total)
+    if chosen is not None:
+        rest = np.setdiff1d(np.arange(total, dtype=np.int64), chosen, assume_unique=True)
+        launcher.execute(kernel, grid, runtime, jit_fn.__name__, programs=rest)
+    cpu = time.perf_counter() - start
+    record = _record(jit_fn, kernel, grid, buffers, spec, chosen, total, cpu, shared_padding, runtime)
+    simulator.record_launch(record)
+    return record
+
+
+def model_launch(jit_fn, grid, args: tuple, kwargs: dict, *, machine=None, sample: int | bool | None = None,
+                 shared_padding: int | None = None, record: bool = False) -> LaunchRecord:
+    """Model a launch from a sample of its programs (see jit.launcher.model_launch)."""
+    from jit.kernel import _options
+
+    if not getattr(jit_fn, "is_wavetile_jit", False):
+        raise TypeError(f"model_launch needs a @jit kernel, got {type(jit_fn).__name__}")
+    signature, options, runtime = jit_fn.bind(tuple(args), dict(kwargs))
+    machine = machine if machine is not None else options.get("machine")
+    divisibility = jit_fn.divisibility(runtime) if hasattr(jit_fn, "divisibility") else ()
+    kernel = jit_fn.get_compiled(signature, _options(options), divisibility)
+    if callable(grid):
+        meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
+                **{n: (v.keepalive if isinstance(v, launcher.Buffer) else v) for n, v, _ in runtime}, **options}
+        grid = grid(meta)
+    grid3 = launcher.normalize_grid(grid, jit_fn.__name__)
+    total = math.prod(grid3)
+    if total == 0:
+        raise ValueError(f"{jit_fn.__name__}: cannot model an empty grid {grid}")
+    spec = simulator.current_spec(machine)
+    instrumented = _instrumented(jit_fn, kernel)
+    start = time.perf_counter()
+    buffers, chosen = _run_instrumented(instrumented, grid3, runtime, jit_fn.__name__, sample, spec, total)
+    cpu = time.perf_counter() - start
+    result = _record(jit_fn, kernel, grid3, buffers, spec, chosen, total, cpu, shared_padding, runtime)
+    if record:
+        simulator.record_launch(result)
+    return result
+
+
+def _instrumented(jit_fn, kernel):
+    return jit_fn.get_compiled(kernel.signature, dataclasses.replace(kernel.options, instrument=True),
+                               kernel.metadata.get("divisible_by_16", ()))
+
+
+def _run_instrumented(instrumented, grid, runtime, name: str, sample, spec: MachineSpec,
+                      total: int) -> tuple[TraceBuffers, np.ndarray | None]:
+    """Run the programs to measure; returns the trace and the measured ids (None: all programs).
+    Automatic samples (sample=None) are sized from program 1's trace and run time (jit.sampling)."""
+    buffers = TraceBuffers(instrumented.probes)
+
+    def run(programs: np.ndarray) -> None:
+        launcher.execute(instrumented, grid, runtime, name, programs=programs, instrumentation=buffers.address,
+                         threads=1)
+        if buffers.failed:
+            raise RuntimeError(f"{name}: the trace buffer could not grow (out of memory?)")
+
+    if sample is not None:
+        chosen = sampling.choose(total, sample, spec)
+        run(np.arange(total, dtype=np.int64) if chosen is None else chosen)
+        return buffers, chosen
+    run(np.zeros(1, dtype=np.int64))  # program 0 pays for first touches (trace chunks, caches)
+    measured = min(total, 2)
+    if total > 1:
+        run(np.ones(1, dtype=np.int64))
+    size = sampling.auto_size(total, buffers.words() / measured)
+    if size >= total:
+        run(np.arange(measured, total, dtype=np.int64))
+        return buffers, None
+    first = max(measured, sampling.first_programs(size, spec))
+    more = np.concatenate([np.arange(measured, first, dtype=np.int64), sampling.rest(first, total, size - first)])
+    run(more)
+    return buffers, np.concatenate([np.arange(measured, dtype=np.int64), more])
+
+
+def _record(jit_fn, kernel, grid, buffers: TraceBuffers, spec: MachineSpec, chosen, total: int, cpu: float,
+            shared_padding: int | None, runtime: list) -> LaunchRecord:
+    measured = total if chosen is None else len(chosen)
+    padding = DEFAULT_SHARED_PADDING if shared_padding is None else int(shared_padding)
+    device = DeviceAddresses(runtime)
+    touched: dict[str, list] = {"read": [], "write": []}
+    totals, lines = analyze(buffers, spec, source_file(jit_fn), programs=measured,
+                            num_warps=kernel.options.num_warps, num_stages=kernel.options.num_stages,
+                            shared_padding=padding, device=device, touched=touched)
+    if chosen is not None:
+        factor = total / measured
+        totals = sampling.scale(totals, factor, total)
+        lines = {key: sampling.scale(c, factor, 0) for key, c in lines.items()}
+        totals, lines = sampling.footprint_limit(totals, lines, touched, device.ranges, factor, spec)
+    shown = tuple(grid[:max(1, max((i + 1 for i, g in enumerate(grid) if g != 1), default=1))])
+    constexprs = {n: kernel.signature[n] for n in jit_fn.constexprs if n in kernel.signature}
+    return LaunchRecord.build(jit_fn.__name__, shown, totals, machine=spec, cpu_seconds=cpu, constexprs=constexprs,
+                              sampled=chosen is not None, lines=lines)
+
+
+def source_file(jit_fn) -> str:
+    try:
+        return inspect.getsourcefile(jit_fn.fn) or jit_fn.__name__
+    except TypeError:
+        return jit_fn.__name__
+
+
+class DeviceAddresses:
+    """Host addresses -> the addresses the buffers would have on the GPU.
+
+    A GPU allocator aligns every buffer to DEVICE_ALIGN bytes, numpy only to 16 or 64; without the
+    shift a contiguous 512-byte warp access of a host array would straddle one more sector than on
+    the device. Each pointer argument's bytes move down by its base's misalignment. `ranges` are
+    the buffers' device byte ranges (for footprints of sampled launches).
+    """
+
+    DEVICE_ALIGN = 256
+
+    def __init__(self, runtime: list | None = None) -> None:
+        buffers = sorted({v.address: v for _, v, t in (runtime or []) if t.dtype.is_ptr()}.items())
+        self.bases = np.array([address for address, _ in buffers], dtype=np.int64)
+        self.shifts = self.bases % self.DEVICE_ALIGN
+        starts = [buf.low - shift for (_, buf), shift in zip(buffers, self.shifts)]
+        ends = [buf.high - shift for (_, buf), shift in zip(buffers, self.shifts)]
+        self.ranges = (np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64))
+
+    def shift(self, first: np.ndarray) -> np.ndarray | None:
+        """Per record, how far its addresses move (from the record's first address: one tile access
+        stays within one buffer); None when nothing moves."""
+        if not self.bases.size or not self.shifts.any() or not first.size:
+            return None
+        which = np.searchsorted(self.bases, first, side="right") - 1
+        return np.where(which >= 0, self.shifts[np.maximum(which, 0)], 0)
+
+    def __call__(self, addresses: np.ndarray) -> np.ndarray:
+        """[records, elements] host addresses as device addresses."""
+        shift = self.shift(addresses[:, 0]) if addresses.ndim == 2 and addresses.size else None
+        return addresses if shift is None else addresses - shift[:, None]
+
+
+# --- counters from probes ------------------------------------------------------------------------------
+
+def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: int, num_warps: int,
+            num_stages: int, shared_padding: int = DEFAULT_SHARED_PADDING,
+            device: DeviceAddresses | None = None,
+            touched: dict[str, list] | None = None) -> tuple[Counters, dict[LineKey, Counters]]:
+    """Launch totals and per-line counters of the programs an instrumented run executed.
+    touched: filled with the sector ids each kind of access ("read", "write") touched."""
+    probes, counts = buffers.probes, buffers.counts
+    live = [p for p in range(len(probes)) if counts[p]]
+    shared_bytes = _shared_bytes(probes, live, spec, num_warps, num_stages, shared_padding)
+    registers = simulator.estimate_registers(_live_bytes(probes, live), num_warps, spec)
+    rec = LaunchCounters(spec, programs=programs, num_warps=num_warps, num_stages=num_stages,
+                         registers_per_thread=registers, shared_bytes_per_program=shared_bytes)
+    extra: dict[LineKey, Counters] = {}
+    for p in live:
+        info = probes[p]
+        line = (file, int(info["line"] or 0))
+        if info["trace"]:
+            results = _memory(rec, line, info, buffers.stream_parts(p), spec, num_warps, device or DeviceAddresses())
+            if touched is not None:
+                touched["write" if info["op"] == "tile.store" else "read"].extend(r.sector_ids for r in results)
+        else:
+            found = _compute(info, int(counts[p]), spec, num_warps, shared_padding)
+            if found is not None:
+                extra[line] = extra.get(line, Counters()) + found
+    totals, lines = rec.finish()
+    for line, counters in extra.items():
+        lines[line] = lines.get(line, Counters()) + counters
+        totals = totals + counters
+    return totals, lines
+
+
+def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarray], spec: MachineSpec,
+            num_warps: int, device: DeviceAddresses) -> list:
+    """Per-warp address rows of every execution of one traced load / store / atomic (the trace comes in
+    parts, one per chunk, so it is never copied whole). Returns the coalescing results of global accesses."""
+    shape = tuple(info["operands"][0][0])
+    itemsize = parse_ir_type(info["operands"][0][1]).element_ty.itemsize
+    numel = math.prod(shape)
+    kind = info["op"]
+    parts = [part for part in parts if len(part)]
+    if not parts:
+        return []
+    threads = num_warps * spec.warp_size
+    head = device(parts[0][:4, 1:1 + numel])
+    vector = 1 if kind.startswith("tile.atomic") else _vector_width(head, shape, itemsize, threads)
+    rows = warp_rows(default_layout(shape, num_warps, spec.warp_size, vector))
+    per_record = rows.element.shape[0]
+    results = []
+    for data in parts:
+        lanes = data[:, 1:1 + numel][:, rows.element]  # [records, instructions, lanes]
+        shift = device.shift(data[:, 1])
+        if shift is not None:
+            lanes -= shift[:, None, None]
+        lanes = lanes.reshape(-1, spec.warp_size)
+        active = None
+        if info.get("masked"):
+            flags = np.ascontiguousarray(data[:, 1 + numel:]).view(np.uint8)[:, :numel]
+            if not flags.all():
+                active = flags[:, rows.element].astype(bool)
+                if kind != "tile.load":
+                    active &= ~rows.replica
+                active = active.reshape(-1, spec.warp_size)
+        if active is None and kind != "tile.load" and rows.replica.any():
+            active = np.broadcast_to(~rows.replica, (len(data),) + rows.replica.shape).reshape(-1, spec.warp_size)
+        program_ids = np.repeat(data[:, 0], per_record)
+        if kind == "tile.load":
+            results.append(rec.global_access(line, lanes, active, vector * itemsize, program_ids=program_ids))
+        elif kind == "tile.store":
+            results.append(rec.global_access(line, lanes, active, vector * itemsize, store=True,
+                                             program_ids=program_ids))
+        else:
+            rec.atomic_access(line, lanes, active, itemsize, program_ids=program_ids)
+    return results
+
+
+def _vector_width(addresses: np.ndarray, shape: tuple[int, ...], itemsize: int, threads: int) -> int:
+    """Elements per lane access, as Triton's coalescing pass picks them: contiguous and aligned runs
+    along the fastest dim, at most 16 bytes, at most numel / threads (checked on the first few records)."""
+    numel = math.prod(shape)
+    last = shape[-1] if shape else 1
+    width = max(1, min(16 // itemsize, last, numel // threads))
+    width = 1 << (width.bit_length() - 1)
+    sample = addresses[:4]
+    while width > 1:
+        groups = sample.reshape(-1, width)
+        if (np.diff(groups, axis=1) == itemsize).all() and not (groups[:, 0] % (width * itemsize)).any():
+            return width
+        width //= 2
+    return 1
+
+
+def _warp_instructions(numel: int, num_warps: int, spec: MachineSpec) -> int:
+    """Warp instructions (summed over warps) one tile-wide op takes: every warp covers its share."""
+    return num_warps * -(-max(1, numel) // (num_warps * spec.warp_size))
+
+
+def _numel(entry: list) -> int:
+    return math.prod(entry[0]) if entry[0] else 1
+
+
+def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding: int) -> Counters | None:
+    """Counters of a non-memory op executed `execs` times by the measured programs."""
+    name = info["op"]
+    out = info["results"][0] if info["results"] else (info["operands"][0] if info["operands"] else [[], "i32"])
+    numel = _numel(out)
+    dtype = parse_ir_type(out[1])
+    per = _warp_instructions(numel, num_warps, spec)
+    if name == "tile.dot":
+        return _dot(info, execs, spec, num_warps)
+    if name in ("tile.reduce", "tile.scan"):
+        return _reduction(info, execs, spec, num_warps)
+    if name == "tile.permute":
+        order = tuple(info["attrs"]["order"])
+        if not shared_model.moves_fastest_dim(order):
+            return None
+        src = info["operands"][0]
+        itemsize = max(1, parse_ir_type(src[1]).itemsize)
+        writes, reads, _ = shared_model.permute(tuple(src[0]), order, itemsize, num_warps, spec.warp_size, padding)
+        return _times(_shared(writes + reads, spec), execs) + Counters(barriers=execs * num_warps)
+    if name == "tile.barrier":
+        return Counters(barriers=execs * num_warps)
+    if name in _NO_INSTRUCTIONS:
+        return None
+    if name == "tile.sort":
+        n = out[0][-1] if out[0] else 1
+        stages = max(1, int(math.log2(max(2, n))) * (int(math.log2(max(2, n))) + 1) // 2)
+        return Counters(instructions={"compare_select": execs * _warp_instructions(numel * stages, num_warps, spec)})
+    if name == "tile.gather":
+        return Counters(instructions={"shuffle": execs * per})
+    if name.startswith("scf."):
+        return Counters(instructions={"branch": execs * num_warps})
+    cls = _class(name, info["cls"] if "cls" in info else None, dtype)
+    flops = 0
+    if cls in ("fp_add", "fp_mul", "fp_fma", "special") and dtype.is_floating():
+        flops = execs * numel * (2 if cls == "fp_fma" else 1)
+    return Counters(instructions={cls: execs * per}, simt_flops=flops)
+
+
+def _class(name: str, _unused, dtype) -> str:
+    from dsl.ir.ops import OPS
+
+    cls = OPS[name].cls if name in OPS else "misc"
+    if cls == "fp":
+        if not dtype.is_floating():
+            return "integer"
+        if name.startswith("math."):
+            return "fp_add"
+        return _ARITH_CLASS.get(name, "fp_add")
+    return _CLS.get(cls, "other")
+
+
+def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int) -> Counters:
+    (a_shape, a_type), (b_shape, _), _acc = info["operands"]
+    *batch, m, k = a_shape
+    n = b_shape[-1]
+    batches = math.prod(batch) if batch else 1
+    dtype = parse_ir_type(a_type)
+    flops = 2 * batches * m * n * k * execs
+    key = dtype.name
+    if dtype.is_fp32():
+        precision = info["attrs"].get("input_precision", "tf32")
+        key = "fp32" if precision == "ieee" else "tf32"
+        if precision == "tf32x3":
+            flops *= 3
+    key = simulator.specs.DTYPE_ALIASES.get(key, key)
+    writes, reads, _ = shared_model.dot(m, n, k, max(1, dtype.itemsize), num_warps, spec.warp_size, batches)
+    return (Counters(tensor_flops={key: flops}, barriers=execs * num_warps)
+            + _times(_shared(writes + reads, spec), execs))
+
+
+def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int) -> Counters:
+    shape = tuple(info["operands"][0][0])
+    axis = int(info["attrs"]["axis"])
+    dtype = parse_ir_type(info["operands"][0][1])
+    numel = math.prod(shape)
+    combine = info.get("combine", [])
+    instructions: dict[str, int] = {}
+    per = _warp_instructions(numel, num_warps, spec)
+    flops = 0
+    for op in combine:
+        cls = _class(op, None, dtype)
+        instructions[cls] = instructions.get(cls, 0) + execs * per
+        if cls.startswith("fp_") and dtype.is_floating():
+            flops += execs * numel
+    itemsize = max(1, dtype.itemsize)
+    writes, reads, _, lanes, warps = shared_model.cross_warp(shape, axis, itemsize, num_warps, spec.warp_size)
+    outputs = numel // shape[axis]
+    rounds = max(0, (lanes - 1).bit_length())
+    if rounds:
+        held = -(-outputs * lanes * warps // (num_warps * spec.warp_size))
+        instructions["shuffle"] = execs * num_warps * rounds * max(1, held)
+    counters = Counters(instructions=instructions, simt_flops=flops)
+    if writes:
+        counters = counters + _times(_shared(writes + reads, spec), execs) + Counters(barriers=2 * execs * num_warps)
+    return counters
+
+
+def _shared(accesses: list, spec: MachineSpec) -> Counters:
+    total = Counters()
+    for addresses, active, nbytes in accesses:
+        total = total + simulator.bank_conflicts(addresses, active, nbytes, spec).to_counters()
+    return total
+
+
+def _times(counters: Counters, k: int) -> Counters:
+    return sampling.scale(counters, k, 0)
+
+
+def _shared_bytes(probes, live, spec, num_warps, num_stages, padding) -> int:
+    """Shared memory one program allocates: pipelined dot operands plus the largest scratch."""
+    dots, scratch = 0, 0
+    for p in live:
+        info = probes[p]
+        if info["op"] == "tile.dot":
+            (a_shape, a_type), (b_shape, _), _ = info["operands"]
+            *batch, m, k = a_shape
+            itemsize = max(1, parse_ir_type(a_type).itemsize)
+            _, _, nbytes = shared_model.dot(m, b_shape[-1], k, itemsize, num_warps, spec.warp_size,
+                                            math.prod(batch) if batch else 1)
+            dots = max(dots, max(1, num_stages) * nbytes)
+        elif info["op"] == "tile.permute" and shared_model.moves_fastest_dim(tuple(info["attrs"]["order"])):
+            src = info["operands"][0]
+            itemsize = max(1, parse_ir_type(src[1]).itemsize)
+            rows = math.prod(src[0][:-1]) if len(src[0]) > 1 else 1
+            scratch = max(scratch, rows * (src[0][-1] + padding) * itemsize)
+        elif info["op"] in ("tile.reduce", "tile.scan"):
+            shape = tuple(info["operands"][0][0])
+            itemsize = max(1, parse_ir_type(info["operands"][0][1]).itemsize)
+            scratch = max(scratch, shared_model.cross_warp(shape, int(info["attrs"]["axis"]), itemsize, num_warps,
+                                                           spec.warp_size)[2])
+    return dots + scratch
+
+
+def _live_bytes(probes, live) -> int:
+    """Bytes of tile values one op touches at most (operands + results): a register-pressure proxy."""
+    most = 0
+    for p in live:
+        info = probes[p]
+        total = 0
+        for shape, type_text in info["operands"] + info["results"]:
+            if shape:
+                dtype = parse_ir_type(type_text)
+                total += math.prod(shape) * (8 if dtype.is_ptr() else max(1, dtype.itemsize))
+        most = max(most, total)
+    return most

@@ -1,0 +1,489 @@
+"""`python -m jit.tune` (`wavetile-tune`): sweep a kernel's configs on one problem and rank them.
+
+    wavetile-tune tutorials/05_autotuning.py:matmul_kernel M=512 N=512 K=512 --machine h200 --jobs 2 \
+        --csv sweep.csv --json sweep.json
+    wavetile-tune norm.rmsnorm --machine mtt-s5000 --save        # a kernel-library op
+
+Targets:
+- `module:name` or `path/file.py:name`, where `name` is a tune-problem factory or an @autotune / @jit
+  kernel that a factory was registered for:
+
+      @tune_problem(matmul_kernel, name="tutorial.matmul")
+      def matmul_problem(M=512, N=512, K=512, dtype="float16") -> TuneProblem:
+          a, b, c = ...                     # inputs (the workers of --jobs get the parent's arrays)
+          return TuneProblem(matmul_kernel, args=(a, b, c, M, N, K, ...), grid=lambda meta: (...),
+                             outputs=["c_ptr"])
+
+  `NAME=VALUE` words are passed to the factory.
+- a kernel-library name: a factory registered under that name, or the op of a `kernels.registry`
+  Case (e.g. `norm.rmsnorm`): its host function runs once with the autotuner capturing its launch
+  instead of tuning (see library_problem); `shape=`, `case=`, `kernel=` pick the case and kernel.
+
+The config space is the decorator's (`@autotune(configs=...)`), or the problem's `configs`, or the
+command line: `--space BLOCK_M=32,64` repeated (the cartesian product; num_warps / num_stages are
+launch options), or `--configs file.json` (a list of Config.to_dict() objects).
+
+Every config is modeled once under the simulator (modeled time, bound, occupancy, L2 hit rate, bank
+conflicts; large grids are sampled, marked `~`) and run `--cpu-runs` times for CPU time; its outputs
+are compared with those of the first config that ran. The table is ranked by the objective
+(`--objective model`, the default, or `cpu`); failing and mismatching configs go last.
+
+`--save` stores the winner in the autotune disk cache ($WAVETILE_CACHE_DIR, see jit.cache) under
+exactly the key the kernel's own `@autotune` computes for these arguments on this machine: the next
+launch of that kernel with the same key values, argument dtypes, machine, objective, kernel source,
+config list and compiler version uses the saved config without tuning (`kernel.cache_hit == "disk"`).
+That is how a kernel library picks it up: nothing to change in its code. Saving needs an `@autotune`
+kernel and the same objective as its decorator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib
+import importlib.util
+import itertools
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from jit.autotune import (
+    Autotuner,
+    Config,
+    KernelWrapper,
+    TuningRecord,
+    capture_launches,
+    fill_from_launch,
+    format_table,
+    run_recorded,
+)
+
+
+@dataclass
+class TuneProblem:
+    """One problem to sweep: the kernel, its launch arguments, the grid and which arguments are outputs."""
+
+    kernel: object  # an Autotuner, a Heuristics or a JITFunction
+    args: tuple
+    grid: object  # tuple or callable of the meta-parameters
+    outputs: Sequence[str]  # argument names whose contents every config must reproduce
+    kwargs: dict = field(default_factory=dict)  # fixed constexprs and scalars that are not tuned
+    configs: Sequence[Config] | None = None  # the config space when the kernel has none of its own
+    rtol: float = 1e-3
+    atol: float = 1e-3
+    description: str = ""  # what the table header says about the problem (default: the sizes given)
+
+
+_PROBLEMS: dict[object, Callable[..., TuneProblem]] = {}
+
+
+def tune_problem(kernel, name: str | None = None) -> Callable:
+    """Register a factory `f(**sizes) -> TuneProblem` for `kernel` (and for `name`, a library name)."""
+
+    def decorator(factory):
+        _PROBLEMS[id(kernel)] = factory
+        if name is not None:
+            _PROBLEMS[name] = factory
+        return factory
+
+    return decorator
+
+
+# -- resolving the target
+
+
+def load_target(target: str):
+    """`module:name` or `path/file.py:name` -> the object it names."""
+    module_name, _, attr = target.rpartition(":")
+    if module_name.endswith(".py") or os.sep in module_name:
+        path = Path(module_name).resolve()
+        if not path.exists():
+            raise SystemExit(f"wavetile-tune: {path} does not exist")
+        sys.path.insert(0, str(path.parent))
+        name = "_wavetile_tune_" + "".join(ch if ch.isalnum() else "_" for ch in path.stem)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(module_name)
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise SystemExit(f"wavetile-tune: {module_name} has no attribute {attr!r}") from None
+
+
+def make_problem(target: str, sizes: dict) -> TuneProblem:
+    """The problem `target` names, built with `sizes` (see the module docstring)."""
+    if ":" not in target:
+        return library_problem(target, dict(sizes))
+    obj = load_target(target)
+    factory = _PROBLEMS.get(id(obj)) if (isinstance(obj, KernelWrapper) or hasattr(obj, "is_wavetile_jit")) else obj
+    if factory is None or not callable(factory):
+        raise SystemExit(f"wavetile-tune: no tune problem is registered for {target}; decorate a factory with "
+                         "@jit.tune.tune_problem(kernel)")
+    problem = factory(**sizes)
+    if not isinstance(problem, TuneProblem):
+        raise SystemExit(f"wavetile-tune: {target} returned {type(problem).__name__}, not a TuneProblem")
+    return problem
+
+
+def library_problem(name: str, options: dict) -> TuneProblem:
+    """A kernel-library problem: a registered factory of that name, or a registry Case whose op is `name`.
+
+    For a Case, its host function runs once with autotuning replaced by capture (jit.autotune.
+    capture_launches): the autotuned launch it makes, with its inputs as they were, becomes the problem,
+    and the arrays that launch wrote are the outputs. Options: shape=SUBSTRING or case=INDEX picks
+    among the op's cases, kernel=NAME among the autotuned kernels the host function launches.
+    """
+    if name not in _PROBLEMS:
+        import kernels  # noqa: F401  (importing the library registers its problems and cases)
+    if name in _PROBLEMS:
+        return _PROBLEMS[name](**options)
+    from kernels.registry import all_cases
+
+    shape, index, kernel_name = options.pop("shape", None), options.pop("case", None), options.pop("kernel", None)
+    if options:
+        raise SystemExit(f"wavetile-tune: a library case takes shape=, case= and kernel=, not {sorted(options)}")
+    cases = [c for c in all_cases() if c.op == name and (shape is None or str(shape) in c.shape)]
+    if not cases:
+        known = sorted({c.op for c in all_cases()} | {k for k in _PROBLEMS if isinstance(k, str)})
+        raise SystemExit(f"wavetile-tune: no kernel-library case {name!r}" + (f" with shape {shape!r}" if shape else "")
+                         + f"; known: {', '.join(known)}")
+    case = cases[int(index or 0)]
+    with capture_launches() as launches:
+        case.run()
+    if kernel_name is not None:
+        launches = [launch for launch in launches if launch.kernel.__name__ == kernel_name]
+    if not launches:
+        raise SystemExit(f"wavetile-tune: {name} ({case.shape}) launches no @autotune kernel"
+                         + (f" named {kernel_name}" if kernel_name else ""))
+    launch = launches[0]
+    return TuneProblem(launch.kernel, args=launch.args, kwargs=launch.kwargs, grid=launch.grid,
+                       outputs=launch.changed, rtol=max(case.rtol, 1e-6), atol=max(case.atol, 1e-6),
+                       description=f"{case.op} {case.shape} {case.dtype}")
+
+
+def config_space(problem: TuneProblem, space: Sequence[str] = (), configs_file: str | None = None) -> list[Config]:
+    """The configs to sweep: the command line's, else the problem's, else the decorator's."""
+    if configs_file:
+        return [Config.from_dict(d) for d in json.loads(Path(configs_file).read_text())]
+    if space:
+        axes = []
+        for item in space:
+            name, _, values = item.partition("=")
+            if not values:
+                raise SystemExit(f"wavetile-tune: --space wants NAME=V1,V2,..., got {item!r}")
+            axes.append((name.strip(), [_parse_value(v) for v in values.split(",")]))
+        configs = []
+        for combo in itertools.product(*(vals for _, vals in axes)):
+            values = dict(zip((n for n, _ in axes), combo))
+            launch = {k: values.pop(k) for k in ("num_warps", "num_stages") if k in values}
+            configs.append(Config(values, **launch))
+        return configs
+    if problem.configs:
+        return list(problem.configs)
+    if isinstance(problem.kernel, Autotuner):
+        return list(problem.kernel.configs)
+    raise SystemExit("wavetile-tune: no config space: the kernel has no @autotune, the problem gives none, and "
+                     "no --space / --configs was given")
+
+
+def _parse_value(text: str):
+    text = text.strip()
+    for parse in (int, float):
+        try:
+            return parse(text)
+        except ValueError:
+            pass
+    return {"True": True, "False": False, "None": None}.get(text, text)
+
+
+# -- running one config
+
+
+def _runnable(kernel):
+    """What to launch with a config's kwargs: below the autotuner (heuristics still apply)."""
+    return kernel.fn if isinstance(kernel, Autotuner) else kernel
+
+
+def run_config(problem: TuneProblem, config: Config, cpu_runs: int = 3, model: bool = True
+               ) -> tuple[TuningRecord, dict]:
+    """Model `config` once (unless `model` is False) and run it `cpu_runs` times on fresh copies of the
+    problem's arrays; returns its record and the outputs of the last full run."""
+    fn = _runnable(problem.kernel)
+    rec = TuningRecord(config)
+    outputs: dict[str, np.ndarray] = {}
+    try:
+        full = {**problem.kwargs, **config.all_kwargs()}
+        fn.warmup(*problem.args, grid=problem.grid, **full)
+        launch = run_recorded(fn, _fresh(problem.args), full, problem.grid) if model else None
+        if launch is not None:
+            fill_from_launch(rec, launch)
+        times, names = [], list(problem.kernel.arg_names)
+        for _ in range(max(1, cpu_runs)):
+            args = _fresh(problem.args)
+            start = time.perf_counter()
+            fn.run(*args, grid=problem.grid, **full)
+            times.append(time.perf_counter() - start)
+        outputs = {n: np.array(args[names.index(n)], copy=True) for n in problem.outputs}
+        rec.cpu_seconds = statistics.median(times)
+    except Exception as e:  # noqa: BLE001 - a failing config is reported in the table, the sweep goes on
+        rec.error = f"{type(e).__name__}: {e}"
+        rec.modeled_seconds = rec.cpu_seconds = math.inf
+    return rec, outputs
+
+
+def _fresh(args: tuple) -> tuple:
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+
+# -- worker processes
+
+_WORKER: dict = {}
+
+
+def _worker_init(target: str, sizes: dict, machine: str, threads: int, args: tuple | None) -> None:
+    os.environ["WAVETILE_NUM_THREADS"] = str(threads)
+    os.environ["WAVETILE_MACHINE"] = machine
+    problem = make_problem(target, sizes)
+    if args is not None:  # the parent's inputs: every worker sweeps exactly the same data
+        problem.args = args
+    _WORKER["problem"] = problem
+
+
+def _worker_run(index: int, config_data: dict, cpu_runs: int, model: bool):
+    rec, outputs = run_config(_WORKER["problem"], Config.from_dict(config_data), cpu_runs, model)
+    return index, rec.to_dict(), outputs
+
+
+# -- the sweep
+
+
+@dataclass
+class SweepRow:
+    record: TuningRecord
+    check: str  # "ref" (the reference config), "ok", "MISMATCH (max err ...)", "-" (failed)
+
+
+def sweep(target: str, sizes: dict, machine: str, configs: list[Config], jobs: int = 1, cpu_runs: int = 3,
+          progress: bool = True, problem: TuneProblem | None = None, model: bool = True) -> list[SweepRow]:
+    """Run every config (in `jobs` worker processes when > 1) and check outputs against the first valid one."""
+    import simulator
+
+    results: list = [None] * len(configs)
+    bar = _progress(len(configs), enabled=progress)
+    if jobs <= 1:
+        with simulator.machine(machine):
+            problem = problem or make_problem(target, sizes)
+            for i, config in enumerate(configs):
+                results[i] = run_config(problem, config, cpu_runs, model)
+                bar.update(1)
+    else:
+        import multiprocessing
+
+        threads = max(1, (os.cpu_count() or 1) // jobs)
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_worker_init,
+                                 initargs=(target, sizes, machine, threads, problem.args if problem else None)) as pool:
+            futures = [pool.submit(_worker_run, i, c.to_dict(), cpu_runs, model) for i, c in enumerate(configs)]
+            for future in as_completed(futures):
+                i, rec, outputs = future.result()
+                record = TuningRecord.from_dict(rec)
+                record.config = configs[i]
+                results[i] = (record, outputs)
+                bar.update(1)
+    bar.close()
+    if problem is None:
+        problem = make_problem(target, sizes)
+    return _check(results, problem)
+
+
+def _check(results, problem: TuneProblem) -> list[SweepRow]:
+    rows, reference = [], None
+    for rec, outputs in results:
+        if not rec.ok:
+            rows.append(SweepRow(rec, "-"))
+            continue
+        if reference is None:
+            reference = outputs
+            rows.append(SweepRow(rec, "ref"))
+            continue
+        worst, bad = 0.0, False
+        for name, ref in reference.items():
+            got = outputs[name].astype(np.float64)
+            ref64 = ref.astype(np.float64)
+            worst = max(worst, float(np.max(np.abs(got - ref64))) if got.size else 0.0)
+            bad |= not np.allclose(got, ref64, rtol=problem.rtol, atol=problem.atol, equal_nan=True)
+        rows.append(SweepRow(rec, f"MISMATCH (max err {worst:.3g})" if bad else "ok"))
+    return rows
+
+
+def rank(rows: list[SweepRow], objective: str) -> list[SweepRow]:
+    """Best first; failed and mismatching configs last; ties keep the config order."""
+    def score(i):
+        r = rows[i]
+        if not r.record.ok or r.check.startswith("MISMATCH"):
+            return (1, math.inf, i)
+        value = r.record.cpu_seconds if objective == "cpu" else r.record.modeled_seconds
+        return (0, value, i)
+    return [rows[i] for i in sorted(range(len(rows)), key=score)]
+
+
+def table(rows: list[SweepRow], objective: str) -> str:
+    """The ranked table with a check column appended."""
+    text = format_table([r.record for r in rows], objective).splitlines()
+    checks = ["check"] + [r.check for r in rows]
+    width = max(len(line) for line in text)
+    return "\n".join(line.ljust(width) + "  " + c for line, c in zip(text, checks))
+
+
+def _row_dict(rank_: int, row: SweepRow) -> dict:
+    r = row.record
+    return {"rank": rank_, "config": str(r.config), **{f"meta.{k}": v for k, v in r.config.kwargs.items()},
+            "num_warps": r.config.num_warps, "num_stages": r.config.num_stages,
+            "modeled_us": r.modeled_seconds * 1e6, "bound": r.bound, "occupancy": r.occupancy,
+            "l2_hit_rate": r.l2_hit_rate, "bank_conflicts": r.bank_conflicts, "cpu_ms": r.cpu_seconds * 1e3,
+            "sampled": r.sampled, "check": row.check, "error": r.error}
+
+
+def write_csv(rows: list[SweepRow], path: str) -> None:
+    dicts = [_row_dict(i, r) for i, r in enumerate(rows, 1)]
+    fields = list(dict.fromkeys(k for d in dicts for k in d))
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(dicts)
+
+
+def write_json(rows: list[SweepRow], path: str, meta: dict) -> None:
+    data = {**meta, "rows": [_row_dict(i, r) for i, r in enumerate(rows, 1)]}
+    Path(path).write_text(json.dumps(data, indent=1, default=lambda v: str(v)) + "\n")
+
+
+def save_winner(problem: TuneProblem, winner: TuningRecord, rows: list[SweepRow], machine: str,
+                objective: str) -> str:
+    """Store the winner under the kernel's own autotune cache key (see the module docstring)."""
+    import simulator
+
+    tuner = problem.kernel
+    if not isinstance(tuner, Autotuner):
+        raise SystemExit("wavetile-tune: --save needs an @autotune kernel (its cache is where the winner goes)")
+    if tuner.objective != objective:
+        raise SystemExit(f"wavetile-tune: --save: the kernel tunes for objective {tuner.objective!r}, "
+                         f"the sweep ranked by {objective!r}")
+    with simulator.machine(machine):
+        named = tuner.named_args(problem.args, problem.kwargs)
+        key = tuner.tuning_key(named)
+        tuner._store(key, None, winner.config, [r.record for r in rows])
+        return tuner._disk_key(key, None)
+
+
+class _SimpleBar:
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.done, self.enabled, self.start = total, 0, enabled and total > 0, time.perf_counter()
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if self.enabled:
+            filled = int(30 * self.done / self.total)
+            elapsed = time.perf_counter() - self.start
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {elapsed:.1f}s")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+def _progress(total: int, enabled: bool):
+    if enabled:
+        try:
+            from tqdm import tqdm
+
+            return tqdm(total=total, desc="configs", file=sys.stderr)
+        except ImportError:
+            pass
+    return _SimpleBar(total, enabled)
+
+
+# -- command line
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="wavetile-tune", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("target", help="module:name, path/file.py:name, or a kernel-library problem name")
+    p.add_argument("sizes", nargs="*", help="problem sizes and options for the problem factory, NAME=VALUE")
+    p.add_argument("--machine", default=None, help="machine spec (default: $WAVETILE_MACHINE or the default)")
+    p.add_argument("--space", action="append", default=[], metavar="NAME=V1,V2",
+                   help="config axis (repeat; cartesian product); num_warps/num_stages are launch options")
+    p.add_argument("--configs", default=None, help="JSON file: a list of Config.to_dict() objects")
+    p.add_argument("--objective", choices=("model", "cpu"), default="model")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes")
+    p.add_argument("--cpu-runs", type=int, default=3, help="timed CPU runs per config (median)")
+    p.add_argument("--csv", default=None, help="write the ranked table as CSV")
+    p.add_argument("--json", default=None, help="write the ranked table as JSON")
+    p.add_argument("--save", action="store_true", help="store the winner in the kernel's autotune cache")
+    p.add_argument("--no-model", action="store_true", help="skip the simulator (CPU objective only)")
+    p.add_argument("--no-progress", action="store_true")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import simulator
+
+    ns = parse_args(argv)
+    if ns.no_model and ns.objective == "model":
+        raise SystemExit("wavetile-tune: --no-model needs --objective cpu")
+    sizes = {}
+    for item in ns.sizes:
+        name, eq, value = item.partition("=")
+        if not eq:
+            raise SystemExit(f"wavetile-tune: sizes are NAME=VALUE, got {item!r}")
+        sizes[name] = _parse_value(value)
+    machine = simulator.current_spec(ns.machine).name
+    with simulator.machine(machine):
+        problem = make_problem(ns.target, sizes)
+    configs = config_space(problem, ns.space, ns.configs)
+    start = time.perf_counter()
+    rows = sweep(ns.target, sizes, machine, configs, jobs=ns.jobs, cpu_runs=ns.cpu_runs,
+                 progress=not ns.no_progress, problem=problem, model=not ns.no_model)
+    elapsed = time.perf_counter() - start
+    ranked = rank(rows, ns.objective)
+    size_text = problem.description or " ".join(ns.sizes) or "(defaults)"
+    print(f"{problem.kernel.__name__} {size_text} on {machine}: {len(configs)} configs in {elapsed:.1f}s, "
+          f"ranked by {ns.objective} time")
+    print(table(ranked, ns.objective))
+    ok = [r for r in ranked if r.record.ok and not r.check.startswith("MISMATCH")]
+    if not ok:
+        print("wavetile-tune: no config ran correctly", file=sys.stderr)
+        return 1
+    if any(math.isinf(r.record.modeled_seconds) for r in ok) and ns.objective == "model":
+        print("note: the launcher recorded no simulator counters; modeled time is unavailable", file=sys.stderr)
+    print(f"best: {ok[0].record.config}")
+    meta = {"kernel": problem.kernel.__name__, "target": ns.target, "sizes": sizes, "machine": machine,
+            "objective": ns.objective, "seconds": elapsed, "best": ok[0].record.config.to_dict()}
+    if ns.csv:
+        write_csv(ranked, ns.csv)
+    if ns.json:
+        write_json(ranked, ns.json, meta)
+    if ns.save:
+        key = save_winner(problem, ok[0].record, ranked, machine, ns.objective)
+        print(f"saved the winner to the autotune cache (entry {key[:16]}...)")
+    return 0 if all(not r.check.startswith("MISMATCH") for r in ranked) else 2
+
+
+if __name__ == "__main__":  # run through the imported module, so problems register in one registry
+    from jit.tune import main as _main
+
+    sys.exit(_main())

@@ -1,0 +1,271 @@
+"""Profiled launches end to end: real kernels, hand-computed counters, modeled time, bit-identical outputs."""
+
+import numpy as np
+import pytest
+
+import dsl as tl
+import simulator
+from jit import cdiv, jit
+from jit.launcher import model_launch
+
+RNG = np.random.default_rng(7)
+
+
+@jit
+def copy_kernel(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs * stride, mask=mask), mask=mask)
+
+
+@jit
+def tile_kernel(x_ptr, out_ptr, TRANSPOSE_IN_SHARED: tl.constexpr, B: tl.constexpr):
+    rows = tl.arange(0, B)[:, None]
+    cols = tl.arange(0, B)[None, :]
+    if TRANSPOSE_IN_SHARED:  # read rows (coalesced), transpose on chip, write rows
+        tl.store(out_ptr + rows * B + cols, tl.trans(tl.load(x_ptr + rows * B + cols)))
+    else:  # read columns of the row-major input: out[i, j] = x[j, i]
+        tl.store(out_ptr + rows * B + cols, tl.load(x_ptr + cols * B + rows))
+
+
+@jit
+def softmax_kernel(out_ptr, x_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=-float("inf"))
+    num = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * n_cols + cols, num / tl.sum(num, axis=0), mask=cols < n_cols)
+
+
+@jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, M)[:, None]
+    rn = tl.arange(0, N)[None, :]
+    acc = tl.zeros((M, N), dtype=tl.float32)
+    for k in range(0, K, BK):
+        rk = k + tl.arange(0, BK)
+        acc += tl.dot(tl.load(a_ptr + rm * K + rk[None, :]), tl.load(b_ptr + rk[:, None] * N + rn),
+                      input_precision="ieee")
+    tl.store(c_ptr + rm * N + rn, acc)
+
+
+def profile_one(launch):
+    with simulator.profile() as prof:
+        launch()
+    assert len(prof.launches) == 1
+    return prof.launches[0]
+
+
+def run_copy(n, stride=1, block=1024, **options):
+    x = RNG.standard_normal(n * stride).astype(np.float32)
+    out = np.empty(n, dtype=np.float32)
+    record = profile_one(lambda: copy_kernel[(cdiv(n, block),)](x, out, n, stride, BLOCK=block, **options))
+    np.testing.assert_array_equal(out, x[::stride][:n])
+    return record
+
+
+def test_coalesced_load_is_bytes_over_32_sectors_and_one_request_per_warp_instruction():
+    n = 4096
+    c = run_copy(n, machine="mtt-s5000").totals
+    assert c.load_sectors == n * 4 // 32
+    assert c.load_bytes_requested == c.load_bytes_moved == n * 4
+    # a thread moves 16 contiguous bytes: 1024 / (4 warps x 32 lanes x 4) = 2 instructions per warp
+    assert c.load_requests == n // 4 // 32
+    assert c.store_sectors == n * 4 // 32 and c.masked_lanes == 0
+
+
+def test_stride_two_doubles_sectors():
+    n = 4096
+    dense, strided = run_copy(n).totals, run_copy(n, stride=2).totals
+    assert strided.load_sectors == 2 * dense.load_sectors
+    assert strided.load_bytes_requested == dense.load_bytes_requested
+
+
+def test_masked_tail_counts_inactive_lanes():
+    n = 1000  # 24 masked elements: the last 24 / 4 = 6 lanes of the tail instruction are off
+    c = run_copy(n).totals
+    assert c.load_bytes_requested == n * 4 and c.load_sectors == n * 4 // 32
+    assert c.masked_lanes == 2 * 6
+
+
+def test_column_read_of_row_major_tile_is_one_sector_per_lane_and_bit_identical():
+    b = 32
+    x = RNG.standard_normal((b, b)).astype(np.float32)
+    out = np.empty_like(x)
+    c = profile_one(lambda: tile_kernel[(1,)](x, out, False, B=b)).totals
+    np.testing.assert_array_equal(out, x.T)
+    assert c.load_sectors == c.load_requests * 32  # every lane its own sector
+    assert c.store_sectors * 32 == b * b * 4  # the store stays coalesced
+    assert c.shared_requests == 0
+
+
+@pytest.mark.parametrize("padding, conflicts_per_read", [(0, 31), (1, 0)])
+def test_transpose_through_shared_memory_conflicts_without_padding(padding, conflicts_per_read):
+    b = 32
+    x = RNG.standard_normal((b, b)).astype(np.float32)
+    out = np.empty_like(x)
+    record = profile_one(lambda: tile_kernel[(1,)](x, out, True, B=b, shared_padding=padding))
+    np.testing.assert_array_equal(out, x.T)
+    c = record.totals
+    reads = b * b // 32  # 32 warp instructions read the scratch (and 32 write it, conflict-free)
+    assert c.shared_requests == 2 * reads
+    assert c.shared_bank_conflicts == reads * conflicts_per_read
+    assert c.load_sectors == c.store_sectors == b * b * 4 // 32  # both global sides coalesced
+
+
+def test_l2_smaller_than_working_set_turns_reread_into_dram_traffic():
+    n = 1 << 14  # 64 KiB read twice
+    big = simulator.get_spec("mtt-s5000")
+    tiny = big.replace(name="tiny-l2", l2_bytes=16 * 1024)
+    for spec, expect_hits in ((big, True), (tiny, False)):
+        simulator.reset_device_l2()
+        run_copy(n, machine=spec, sample=False)  # every program feeds the L2, as on the device
+        second = run_copy(n, machine=spec, sample=False).totals
+        if expect_hits:
+            assert second.dram_read_bytes == 0 and second.l2_hits >= n * 4 // 32
+        else:
+            assert second.dram_read_bytes >= n * 4
+
+
+def test_dot_flops_and_operand_staging():
+    m, n, k = 32, 16, 64
+    a = RNG.standard_normal((m, k)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    c_out = np.empty((m, n), dtype=np.float32)
+    record = profile_one(lambda: dot_kernel[(1,)](a, b, c_out, M=m, N=n, K=k, BK=16))
+    np.testing.assert_allclose(c_out, a @ b, rtol=1e-5, atol=1e-4)
+    c = record.totals
+    assert c.tensor_flops == {"fp32": 2 * m * n * k}
+    assert c.shared_bytes > 0 and c.shared_bank_conflicts == 0 and c.barriers > 0
+    assert record.counters["shared_bytes_per_program"] > 0
+
+
+def test_mtt_s4000_counts_128_lane_warps():
+    n = 4096
+    s5000, s4000 = run_copy(n, machine="mtt-s5000"), run_copy(n, machine="mtt-s4000")
+    assert s4000.machine == "mtt-s4000"
+    # arange / add / compare: 1024 elements per program are 8 instructions per 32-lane warp, 2 per 128-lane one
+    assert s5000.totals.instructions["compare_select"] == 4 * s4000.totals.instructions["compare_select"]
+    # sectors do not depend on the warp width
+    assert s4000.totals.load_sectors == s5000.totals.load_sectors
+    # 1024 elements over 512 threads: 2 per lane (8-B vectors), one instruction per 128-lane warp, split
+    # into 4 requests of 32 lanes; 4 programs x 4 warps x 4 requests
+    assert s4000.totals.load_requests == 4 * 4 * 4
+
+
+def test_profiled_reduction_is_bit_identical_and_counts_cross_warp_traffic():
+    rows, cols = 5, 1000
+    x = RNG.standard_normal((rows, cols)).astype(np.float32)
+    plain, profiled = np.empty_like(x), np.empty_like(x)
+    softmax_kernel[(rows,)](plain, x, cols, BLOCK=1024)
+    record = profile_one(lambda: softmax_kernel[(rows,)](profiled, x, cols, BLOCK=1024))
+    assert plain.tobytes() == profiled.tobytes()
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(profiled, e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+    c = record.totals
+    assert c.instructions["special"] > 0 and c.instructions["shuffle"] > 0
+    assert c.shared_requests > 0 and c.barriers == rows * 2 * 2 * 4  # 2 reductions x 2 barriers x 4 warps
+    assert record.lines and sum(x.load_sectors for x in record.lines.values()) == c.load_sectors
+
+
+def test_modeled_time_moves_the_right_way_and_big_grids_are_sampled():
+    small, large = run_copy(1 << 14, sample=False), run_copy(1 << 20)
+    assert not small.sampled and large.sampled  # 1024 programs: an automatic sample, marked
+    assert large.totals.dram_bytes > 3 * small.totals.dram_bytes
+    assert large.modeled_seconds > small.modeled_seconds
+    few = run_copy(8 * 1024, sample=False)  # 8 programs on 56 units
+    assert few.estimate.active_units == 8 < simulator.get_spec("mtt-s5000").units
+
+
+def test_model_launch_runs_a_sample_for_the_autotuner():
+    n = 1 << 20
+    x = RNG.standard_normal(n).astype(np.float32)
+    out = np.zeros(n, dtype=np.float32)
+    record = model_launch(copy_kernel, (n // 1024,), x, out, n, 1, BLOCK=1024, machine="h200", sample=64)
+    assert record.sampled and record.machine == "h200" and record.grid == (n // 1024,)
+    assert record.totals.load_sectors == pytest.approx(n * 4 // 32, rel=1e-3)
+    assert np.count_nonzero(out) < n  # only sampled programs ran
+    exact = model_launch(copy_kernel, (n // 1024,), x, out, n, 1, BLOCK=1024, machine="h200", sample=False)
+    assert not exact.sampled
+    assert record.modeled_seconds == pytest.approx(exact.modeled_seconds, rel=0.05)
+
+
+def test_trace_grows_past_its_first_chunk():
+    n = 1 << 17  # 128 programs x 3 records of 1024 addresses: several chunks per stream
+    c = run_copy(n).totals
+    assert c.load_sectors == n * 4 // 32 and c.store_sectors == n * 4 // 32
+
+
+def test_chrome_trace_and_lines_of_a_real_profile(tmp_path):
+    import json
+
+    x = RNG.standard_normal((3, 300)).astype(np.float32)
+    out = np.empty_like(x)
+    with simulator.profile() as prof:
+        softmax_kernel[(3,)](out, x, 300, BLOCK=512, machine="h200")
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(path)
+    events = json.loads(path.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    assert events and all("ph" in e and "pid" in e for e in events)
+    assert "softmax_kernel" in prof.table() and "tl.exp" in prof.lines()
+
+
+def test_sampling_scales_additive_counters_only():
+    from jit import sampling
+
+    c = simulator.Counters(load_sectors=10, instructions={"fp_add": 3}, num_warps=4, programs=2)
+    scaled = sampling.scale(c, 8.0, 16)
+    assert scaled.load_sectors == 80 and scaled.instructions == {"fp_add": 24}
+    assert scaled.num_warps == 4 and scaled.programs == 16
+    spec = simulator.get_spec("mtt-s5000")
+    chosen = sampling.choose(1000, 64, spec)
+    assert len(chosen) == 64 and np.all(np.diff(chosen) > 0) and chosen[0] == 0
+    assert sampling.choose(1000, False, spec) is None and sampling.choose(10, 64, spec) is None
+    with pytest.raises(ValueError):
+        sampling.choose(1000, -1, spec)
+
+
+def test_wavetile_profile_env_prints_the_table_at_exit(tmp_path):
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    script = tmp_path / "profiled.py"
+    script.write_text(
+        "import numpy as np\nimport dsl as tl\nfrom jit import jit\n\n"
+        "@jit\ndef copy_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs))\n\n"
+        "x = np.arange(4096, dtype=np.float32)\nout = np.empty_like(x)\n"
+        "copy_kernel[(4,)](x, out, BLOCK=1024)\nassert (out == x).all()\n")
+    root = pathlib.Path(__file__).parents[2]
+    env = {**os.environ, "WAVETILE_PROFILE": "1"}
+    result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300,
+                            cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert "copy_kernel" in result.stderr and "modeled" in result.stderr
+
+
+@jit
+def count_kernel(x_ptr, hits_ptr, total_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0)
+    tl.atomic_add(hits_ptr + (x % 4), 1, mask=mask)  # 4 hot addresses
+    tl.atomic_add(total_ptr, tl.sum(x, axis=0) + tl.load(total_ptr + 1))  # one scalar atomic per program
+
+
+def test_atomics_count_same_address_serialisation():
+    n, block = 700, 256
+    x = RNG.integers(0, 100, n).astype(np.int32)
+    hits, total = np.zeros(4, np.int32), np.zeros(2, np.int32)
+    record = profile_one(lambda: count_kernel[(cdiv(n, block),)](x, hits, total, n, BLOCK=block))
+    np.testing.assert_array_equal(hits, np.bincount(x % 4, minlength=4))
+    assert total[0] == x.sum()
+    c = record.totals
+    assert c.atomic_ops == n + 3  # one per active lane, plus one scalar atomic per program
+    assert c.atomic_serialized >= n - 4 * 3 * (256 // 32)  # at most 4 distinct addresses per instruction
+    assert c.atomic_max_multiplicity >= n // 4
+    assert c.load_requests > 0 and c.masked_lanes > 0
