@@ -262,6 +262,9 @@ def _math(name: str) -> Elementwise:
                 value = work(1) / np.sqrt(x.astype(work))
             else:
                 value = _MATH[name](x.astype(np.float64))
+                if name in ("sin", "cos"):  # the compiled reduction's documented domain (jit/codegen/mathlib.py)
+                    limit = 2.0 ** 40 if dt.is_fp64() else 2.0 ** 48
+                    value = np.where(np.abs(x) > limit, np.nan, value)
                 if not dt.is_fp64():
                     value = value.astype(np.float32)
         return _out(op, N.round_narrow(value, dt) if N.is_narrow(dt) else value)

@@ -7,6 +7,7 @@ import pytest
 from kernels import moe, moe_quant
 from kernels.mxfp4_fp8 import MXFP4Experts
 from kernels.quant import Int4Weight
+from kernels.registry import all_cases, check
 
 M, HIDDEN, E, K, INTER = 21, 64, 6, 2, 32
 
@@ -38,3 +39,12 @@ def test_rejects_mixed_or_wrong_experts():
         moe_quant.moe_forward_quantized(a["x"], a["w_router"], mx, a["w2"], K)
     with pytest.raises(ValueError, match="w1"):
         moe_quant.moe_forward_quantized(a["x"], a["w_router"], [a["w1"][0]], mx, K)
+
+
+def test_registered_cases_pass_with_their_own_references():
+    """The cases' references are closures built in a loop over the formats and called after it: each must keep its
+    own format (an INT4 reference that rounded the activations to FP8 like MXFP4's was off by ~6e-2)."""
+    cases = [c for c in all_cases() if c.op in ("moe.forward_int4", "moe.forward_mxfp4")]
+    assert sorted(c.op for c in cases) == ["moe.forward_int4", "moe.forward_mxfp4"]
+    for case in cases:
+        assert check(case, case.run(), case.reference()), case.op
