@@ -26,9 +26,9 @@ AUTO_SAMPLE = 96  # sample=True: programs a sample runs
 SEED = 0
 
 # Automatic sampling (sample=None): a launch whose whole trace fits in WORD_BUDGET addresses is profiled
-# completely; a larger one measures as many programs as fit (about 0.25 s of analysis at ~250 ns per
+# completely; a larger one measures as many programs as fit (about 65 ms of analysis at ~250 ns per
 # traced address on a 2-core host), never fewer than MIN_PROGRAMS.
-WORD_BUDGET = 1 << 20
+WORD_BUDGET = 1 << 18
 MIN_PROGRAMS = 2
 
 
