@@ -104,6 +104,9 @@ def run(jit_fn, signature: dict, options: dict, runtime: list, grid, how: str):
     from jit.interp.machine import Machine
 
     machine = Machine(func, args, buffers, jit_fn.__name__, hooks)
+    seed = os.environ.get("WAVETILE_SCHEDULE_SEED")
+    if seed:
+        machine.warp_shuffle = (int(seed), int(options.get("num_warps", 4)))
     if total:
         machine.launch(grid, schedule(total))
     return hooks if hooks.active else None

@@ -49,6 +49,22 @@ class Machine:
         self.pid = (0, 0, 0)
         self.grid = (1, 1, 1)
         self.env: dict = {}
+        self.warp_shuffle: tuple[int, int] | None = None  # (seed, num_warps): WAVETILE_SCHEDULE_SEED
+        self._memory_ops = 0
+
+    def lane_order(self, shape: tuple[int, ...]) -> np.ndarray | None:
+        """Flat element order for a store or atomic: warps in a seeded random order (lanes of one warp keep
+        theirs), so racing writes from different warps land in an order the seed chooses; None = element order."""
+        if self.warp_shuffle is None or not shape:
+            return None
+        from jit.sanitize import warp_of
+
+        seed, num_warps = self.warp_shuffle
+        self._memory_ops += 1
+        gx, gy, _ = self.grid
+        linear = self.pid[0] + gx * (self.pid[1] + gy * self.pid[2])
+        rank = np.random.default_rng((seed, linear, self._memory_ops)).permutation(num_warps)
+        return np.argsort(rank[warp_of(shape, num_warps).ravel()], kind="stable")
 
     # -- launch
     def launch(self, grid: tuple[int, int, int], order: np.ndarray | None = None) -> None:
@@ -310,8 +326,13 @@ def _store(m, op, args):
     ptr, value, mask = args
     active = np.broadcast_to(mask, ptr.shape)
     reg, idx, dt = _access(m, op, "store", ptr, active)
-    if reg is not None:
-        m.memory.store(reg, idx, active, np.broadcast_to(value, ptr.shape), dt)
+    if reg is None:
+        return None
+    value = np.broadcast_to(value, ptr.shape)
+    order = m.lane_order(ptr.shape)
+    if order is not None:
+        idx, active, value = (a.reshape(-1)[order] for a in np.broadcast_arrays(idx, active, value))
+    m.memory.store(reg, idx, active, value, dt)
     return None
 
 
@@ -338,8 +359,12 @@ def _atomic(m, op, args):
         return [out]
     fn = _rmw(op.attrs["kind"], dt)
     values = np.broadcast_to(value, ptr.shape)
+    order = m.lane_order(ptr.shape)
+    lanes = zip(*np.nonzero(active)) if ptr.ndim else [()]
+    if order is not None:
+        lanes = [np.unravel_index(int(i), ptr.shape) for i in order if active.reshape(-1)[i]]
     with np.errstate(all="ignore"):
-        for lane in zip(*np.nonzero(active)) if ptr.ndim else [()]:
+        for lane in lanes:
             if ptr.ndim == 0 and not active:
                 break
             old = m.memory.read_one(reg, int(idx[lane]), dt)
