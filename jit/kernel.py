@@ -7,6 +7,7 @@ bools int1; constexpr parameters specialise on their value.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import os
@@ -191,13 +192,19 @@ class JITFunction:
 
 
 def _options(launch: dict) -> compiler.Options:
-    return compiler.Options(num_warps=int(launch.get("num_warps", 4)), num_stages=int(launch.get("num_stages", 3)),
-                            checks=bool(launch.get("checks", launcher.checks_enabled())))
+    return _make_options(int(launch.get("num_warps", 4)), int(launch.get("num_stages", 3)),
+                         bool(launch.get("checks", launcher.checks_enabled())))
+
+
+@functools.cache
+def _make_options(num_warps: int, num_stages: int, checks: bool) -> compiler.Options:
+    """One Options object per combination: launches reuse it (and its hash) instead of building one each time."""
+    return compiler.Options(num_warps=num_warps, num_stages=num_stages, checks=checks)
 
 
 def _key_of(value):
-    if isinstance(value, TileType):
-        return ("t", str(value))
+    if type(value) is TileType:
+        return value
     if isinstance(value, T.dtype):
         return ("dtype", value.name)
     if getattr(value, "is_wavetile_jit", False):
