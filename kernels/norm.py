@@ -38,14 +38,20 @@ LAYERNORM_AUTOTUNE_CONFIGS = AUTOTUNE_CONFIGS
 
 
 @jit
-def _rmsnorm_kernel(x_ptr, res_ptr, w_ptr, out_ptr, res_out_ptr, n_rows, n_cols, eps,
-                    HAS_RESIDUAL: tl.constexpr, ZERO_CENTERED: tl.constexpr,
-                    ROWS: tl.constexpr, BLOCK_N: tl.constexpr):
+def _row_block(n_rows, n_cols, ROWS: tl.constexpr, BLOCK_N: tl.constexpr):
+    """This program's ROWS x BLOCK_N tile of a row-major [n_rows, n_cols] array: columns, masks, offsets."""
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     col_mask = cols < n_cols
     mask = (rows < n_rows)[:, None] & col_mask[None, :]
-    offs = rows[:, None] * n_cols + cols[None, :]
+    return cols, col_mask, mask, rows[:, None] * n_cols + cols[None, :]
+
+
+@jit
+def _rmsnorm_kernel(x_ptr, res_ptr, w_ptr, out_ptr, res_out_ptr, n_rows, n_cols, eps,
+                    HAS_RESIDUAL: tl.constexpr, ZERO_CENTERED: tl.constexpr,
+                    ROWS: tl.constexpr, BLOCK_N: tl.constexpr):
+    cols, col_mask, mask, offs = _row_block(n_rows, n_cols, ROWS, BLOCK_N)
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     if HAS_RESIDUAL:
         # The new residual is rounded to the storage dtype and the norm reads the rounded value, as a model
@@ -64,11 +70,7 @@ def _rmsnorm_kernel(x_ptr, res_ptr, w_ptr, out_ptr, res_out_ptr, n_rows, n_cols,
 @jit
 def _gated_rmsnorm_kernel(x_ptr, z_ptr, w_ptr, out_ptr, n_rows, n_cols, eps,
                           ROWS: tl.constexpr, BLOCK_N: tl.constexpr):
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
-    cols = tl.arange(0, BLOCK_N)
-    col_mask = cols < n_cols
-    mask = (rows < n_rows)[:, None] & col_mask[None, :]
-    offs = rows[:, None] * n_cols + cols[None, :]
+    cols, col_mask, mask, offs = _row_block(n_rows, n_cols, ROWS, BLOCK_N)
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     z = tl.load(z_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     inv_rms = tl.rsqrt(tl.sum(x * x, axis=1) / n_cols + eps)
@@ -80,11 +82,7 @@ def _gated_rmsnorm_kernel(x_ptr, z_ptr, w_ptr, out_ptr, n_rows, n_cols, eps,
 @jit
 def _layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, n_rows, n_cols, eps,
                       HAS_BIAS: tl.constexpr, ROWS: tl.constexpr, BLOCK_N: tl.constexpr):
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
-    cols = tl.arange(0, BLOCK_N)
-    col_mask = cols < n_cols
-    mask = (rows < n_rows)[:, None] & col_mask[None, :]
-    offs = rows[:, None] * n_cols + cols[None, :]
+    cols, col_mask, mask, offs = _row_block(n_rows, n_cols, ROWS, BLOCK_N)
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     mean = tl.sum(x, axis=1) / n_cols
     xc = tl.where(mask, x - mean[:, None], 0.0)  # two-pass variance: no cancellation for rows with a large mean

@@ -38,7 +38,14 @@ def make_record(name="add_kernel", programs=300, sampled=False, machine="h200"):
 
 
 def test_record_launch_without_a_profile_is_a_no_op():
-    record_launch(make_record())  # must not raise or store anything
+    with simulator.profile() as closed:
+        pass
+    record_launch(make_record())  # no profile open: nothing may store it
+    assert not simulator.is_profiling()
+    assert closed.launches == []
+    with simulator.profile() as later:
+        pass
+    assert later.launches == []  # and it does not surface in a profile opened afterwards
 
 
 def test_profile_collects_launches_in_order_and_nests():
