@@ -42,19 +42,17 @@ def all_cases() -> list[Case]:
     return [case for provider in _PROVIDERS for case in provider()]
 
 
-def max_error(got, expected) -> float:
-    """Largest absolute difference over every output array of a case."""
+def _pairs(got, expected) -> list[tuple[np.ndarray, np.ndarray]]:
+    """A case's outputs and reference outputs as float64 pairs (a case may return one array or a tuple)."""
     got = got if isinstance(got, tuple) else (got,)
     expected = expected if isinstance(expected, tuple) else (expected,)
-    worst = 0.0
-    for g, e in zip(got, expected, strict=True):
-        g64, e64 = np.asarray(g, dtype=np.float64), np.asarray(e, dtype=np.float64)
-        worst = max(worst, float(np.max(np.abs(g64 - e64))) if g64.size else 0.0)
-    return worst
+    return [(np.asarray(g, np.float64), np.asarray(e, np.float64)) for g, e in zip(got, expected, strict=True)]
+
+
+def max_error(got, expected) -> float:
+    """Largest absolute difference over every output array of a case."""
+    return max((float(np.max(np.abs(g - e))) for g, e in _pairs(got, expected) if g.size), default=0.0)
 
 
 def check(case: Case, got, expected) -> bool:
-    got = got if isinstance(got, tuple) else (got,)
-    expected = expected if isinstance(expected, tuple) else (expected,)
-    return all(np.allclose(np.asarray(g, np.float64), np.asarray(e, np.float64), rtol=case.rtol, atol=case.atol)
-               for g, e in zip(got, expected, strict=True))
+    return all(np.allclose(g, e, rtol=case.rtol, atol=case.atol) for g, e in _pairs(got, expected))
