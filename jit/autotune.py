@@ -40,7 +40,6 @@ import hashlib
 import inspect
 import json
 import math
-import os
 import statistics
 import sys
 import time
@@ -49,7 +48,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from jit import cache
+from jit import cache, env
 
 OBJECTIVES = ("model", "cpu")
 PRINT_ENV = "WAVETILE_AUTOTUNE_PRINT"
@@ -316,7 +315,7 @@ class Autotuner(KernelWrapper):
         self.best_config = config
         self.records = self.records_by_key.get(key, [])
         self.configs_timings = {r.config: self._score(r) for r in self.records}
-        if self.cache_hit is None and os.environ.get(PRINT_ENV) == "1":
+        if self.cache_hit is None and env.get(PRINT_ENV) == "1":
             print(self.report(), file=sys.stdout, flush=True)
         full = self._launch_kwargs(kwargs, config)
         if config.pre_hook is not None:
@@ -520,7 +519,7 @@ class Autotuner(KernelWrapper):
 
     # -- disk cache
     def _disk_enabled(self) -> bool:
-        if self.cache_results is False or os.environ.get(CACHE_ENV, "1") == "0":
+        if self.cache_results is False or env.get(CACHE_ENV, "1") == "0":
             return False
         return True
 

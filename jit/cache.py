@@ -31,6 +31,8 @@ import threading
 import warnings
 from pathlib import Path
 
+from jit import env
+
 FORMAT = 1
 MANIFEST = "manifest.json"
 ENV_VAR = "WAVETILE_CACHE_DIR"
@@ -48,8 +50,8 @@ class CacheWarning(UserWarning):
 
 def cache_dir() -> Path:
     """The cache root now: `$WAVETILE_CACHE_DIR` if set and non-empty, else `~/.cache/wavetile`."""
-    env = os.environ.get(ENV_VAR)
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "wavetile"
+    root = env.get(ENV_VAR)
+    return Path(root).expanduser() if root else Path.home() / ".cache" / "wavetile"
 
 
 def entry_path(key: str) -> Path:

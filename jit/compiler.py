@@ -6,6 +6,7 @@ Compiled kernels are cached in memory by the JITFunction and on disk by `jit.cac
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -52,6 +53,11 @@ class CompiledKernel:
     function: engine.LoadedKernel
     metadata: dict = field(default_factory=dict)
     probes: list[dict] = field(default_factory=list)  # instrumented variants: what each probe counts
+
+    @functools.cached_property
+    def prints(self) -> bool:
+        """Whether the code can call back to print (launches then pass a print callback)."""
+        return bool(self.print_types) or any(s.kind == "print" for s in self.sites)
 
 
 def compile(jit_fn, signature: dict, options: Options) -> CompiledKernel:

@@ -10,13 +10,12 @@ tests state. `interpret="eager"` / `WAVETILE_INTERPRET=eager` runs the kernel's 
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from dsl.frontend import compile_kernel
 from dsl.ir.core import Function, TileType
 from dsl.ir.verifier import verify
+from jit import env
 from jit.interp import numerics as N
 
 MODES = ("ir", "eager")
@@ -26,8 +25,8 @@ def mode(options: dict) -> str | None:
     """'ir', 'eager' or None (compiled), from the launch option `interpret` or WAVETILE_INTERPRET."""
     value = options.get("interpret")
     if value is None:
-        value = os.environ.get("WAVETILE_INTERPRET", "")
-    if value in (None, "") and os.environ.get("WAVETILE_SANITIZE", "") not in ("", "0"):
+        value = env.get("WAVETILE_INTERPRET", "")
+    if value in (None, "") and env.get("WAVETILE_SANITIZE", "") not in ("", "0"):
         value = "1"  # the sanitizers live in the interpreter
     if value is True or str(value).lower() in ("1", "true", "ir", "yes", "on"):
         return "ir"
@@ -80,7 +79,7 @@ def normal_grid(grid) -> tuple[int, int, int]:
 
 def schedule(total: int) -> np.ndarray | None:
     """The program order WAVETILE_SCHEDULE_SEED asks for (the permutation the compiled launcher uses)."""
-    seed = os.environ.get("WAVETILE_SCHEDULE_SEED")
+    seed = env.get("WAVETILE_SCHEDULE_SEED")
     if not seed:
         return None
     return np.random.default_rng(int(seed)).permutation(total).astype(np.int64)
@@ -104,7 +103,7 @@ def run(jit_fn, signature: dict, options: dict, runtime: list, grid, how: str):
     from jit.interp.machine import Machine
 
     machine = Machine(func, args, buffers, jit_fn.__name__, hooks)
-    seed = os.environ.get("WAVETILE_SCHEDULE_SEED")
+    seed = env.get("WAVETILE_SCHEDULE_SEED")
     if seed:
         machine.warp_shuffle = (int(seed), int(options.get("num_warps", 4)))
     if total:

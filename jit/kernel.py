@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
-import os
 import re
 from collections.abc import Callable
 
@@ -29,8 +28,8 @@ def eager_active() -> bool:
     return getattr(semantic._current.get(None), "eager", False)
 
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "machine", "checks", "interpret", "enable_fp_fusion",
-                  "maxnreg", "debug", "warp_size", "extern_libs", "sample", "shared_padding")
+LAUNCH_OPTIONS = frozenset(("num_warps", "num_stages", "num_ctas", "machine", "checks", "interpret", "enable_fp_fusion",
+                            "maxnreg", "debug", "warp_size", "extern_libs", "sample", "shared_padding"))
 MODEL_OPTIONS = ("sample", "shared_padding")  # how a profiled launch is modeled (jit.profiler)
 
 
@@ -166,7 +165,7 @@ class JITFunction:
 
     def get_compiled(self, signature: dict, options: compiler.Options, divisibility: tuple = ()):
         """The compiled specialisation; like Triton's, it is keyed on which ints and pointers are 16-divisible."""
-        key = (tuple((n, _key_of(v)) for n, v in signature.items()), options, divisibility)
+        key = (tuple(map(_key_of, signature.values())), options, divisibility)  # values come in parameter order
         kernel = self.compiled.get(key)
         if kernel is None:
             kernel = compiler.compile(self, signature, options)
@@ -178,9 +177,14 @@ class JITFunction:
         """Names of integer arguments divisible by 16 and pointers aligned to 16 bytes (Triton's "D" key)."""
         names = []
         for name, value, type in runtime:
-            if name in self.do_not_specialize or type.dtype.is_floating() or type.dtype.is_bool():
+            if name in self.do_not_specialize:
                 continue
-            number = value.address if isinstance(value, launcher.Buffer) else int(value)
+            if isinstance(value, launcher.Buffer):
+                number = value.address
+            elif type in launcher.INTEGER_SCALARS:
+                number = int(value)
+            else:
+                continue
             if number % 16 == 0:
                 names.append(name)
         return tuple(names)
@@ -230,11 +234,3 @@ def cdiv(x: int, div: int) -> int:
 def next_power_of_2(n: int) -> int:
     n = int(n)
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
-
-
-_CPUS = os.cpu_count() or 1
-
-
-def num_threads() -> int:
-    value = os.environ.get("WAVETILE_NUM_THREADS")
-    return max(1, int(value)) if value else _CPUS

@@ -20,7 +20,7 @@ from dsl import dtypes as T
 from dsl.core import constexpr
 from dsl.errors import DeviceAssertionError, KernelError, OutOfBoundsError
 from dsl.ir.core import TileType
-from jit import abi
+from jit import abi, env
 
 _TORCH_DTYPES = {"torch.float32": T.float32, "torch.float16": T.float16, "torch.bfloat16": T.bfloat16,
                  "torch.float64": T.float64, "torch.int8": T.int8, "torch.int16": T.int16, "torch.int32": T.int32,
@@ -29,28 +29,34 @@ _TORCH_DTYPES = {"torch.float32": T.float32, "torch.float16": T.float16, "torch.
                  "torch.uint16": T.uint16, "torch.uint32": T.uint32, "torch.uint64": T.uint64}
 
 
+_SCALAR = {d: TileType(d) for d in (T.int1, T.int32, T.int64, T.uint64, T.float32)}  # shared: their hash is cached
+INTEGER_SCALARS = frozenset(_SCALAR[d] for d in (T.int32, T.int64, T.uint64))
+
+
 def checks_enabled() -> bool:
-    return os.environ.get("WAVETILE_CHECKS", "1") != "0"
+    return env.get("WAVETILE_CHECKS", "1") != "0"
 
 
 def classify(value, name: str, kernel: str, specialize: bool = True) -> TileType | constexpr | Buffer:
     """The type a runtime argument gets (Triton's rules), a constexpr for values that specialise,
     or the Buffer of an array argument (its type is `buffer.type`)."""
+    if isinstance(value, np.ndarray):
+        return _numpy_buffer(value)
     if isinstance(value, (bool, np.bool_)):
-        return TileType(T.int1)
+        return _SCALAR[T.int1]
     if isinstance(value, (int, np.integer)):
         v = int(value)
         if v == 1 and specialize:
             return constexpr(1)
         if -2**31 <= v < 2**31:
-            return TileType(T.int32)
+            return _SCALAR[T.int32]
         if -2**63 <= v < 2**63:
-            return TileType(T.int64)
+            return _SCALAR[T.int64]
         if v < 2**64:
-            return TileType(T.uint64)
+            return _SCALAR[T.uint64]
         raise ValueError(f"{kernel}: argument {name}={v} does not fit in 64 bits")
     if isinstance(value, (float, np.floating)):
-        return TileType(T.float32)
+        return _SCALAR[T.float32]
     if value is None or isinstance(value, (T.dtype, str)) or getattr(value, "is_wavetile_jit", False):
         return constexpr(value)
     buf = as_buffer(value)
@@ -65,9 +71,9 @@ class Buffer:
 
     __slots__ = ("dtype", "type", "address", "low", "high", "keepalive")
 
-    def __init__(self, dtype, address, low, high, keepalive):
+    def __init__(self, dtype, address, low, high, keepalive, type=None):
         self.dtype, self.address, self.low, self.high, self.keepalive = dtype, address, low, high, keepalive
-        self.type = _pointer_tile(dtype)
+        self.type = type or _pointer_tile(dtype)
 
 
 @functools.cache
@@ -92,18 +98,45 @@ def as_buffer(value) -> Buffer | None:
 
 
 def _numpy_buffer(arr: np.ndarray) -> Buffer:
-    dtype = _numpy_dtype(arr.dtype)
-    address = arr.ctypes.data
+    dtype, type = _numpy_types(arr.dtype)
+    address = _data_address(arr)
     if arr.flags.c_contiguous:
         low, high = address, address + arr.nbytes
     else:
         low, high = _byte_bounds(arr)
-    return Buffer(dtype, address, low, high, arr)
+    return Buffer(dtype, address, low, high, arr, type)
+
+
+def _slow_data_address(arr: np.ndarray) -> int:
+    return arr.ctypes.data
+
+
+def _fast_data_address(arr: np.ndarray) -> int:
+    """An array's data pointer read straight from the object: numpy's array struct starts with the object
+    header and then `char *data`. Ten times cheaper than `arr.ctypes.data`, which builds a helper object."""
+    return _read_pointer(id(arr) + _DATA_OFFSET).value or 0
+
+
+_read_pointer = ctypes.c_void_p.from_address
+_DATA_OFFSET = object.__basicsize__  # the object header: reference count and type
+
+
+def _pick_data_address():
+    """Use the fast read only where it agrees with numpy on this interpreter (it assumes the struct layout)."""
+    probes = [np.empty(3, np.float32), np.arange(10)[3:], np.empty((0,), np.int8)]
+    if all(_fast_data_address(a) == _slow_data_address(a) for a in probes):
+        return _fast_data_address
+    return _slow_data_address
+
+
+_data_address = _pick_data_address()
 
 
 @functools.cache
-def _numpy_dtype(np_dtype) -> T.dtype:
-    return T.from_numpy(np_dtype)
+def _numpy_types(np_dtype) -> tuple[T.dtype, TileType]:
+    """Element dtype and pointer type of an array dtype (keyed by numpy's dtype, which hashes fast)."""
+    dtype = T.from_numpy(np_dtype)
+    return dtype, _pointer_tile(dtype)
 
 
 def _byte_bounds(arr: np.ndarray) -> tuple[int, int]:
@@ -158,7 +191,7 @@ def launch(kernel, grid, runtime: list, machine=None, kernel_name: str = "", *, 
 def _profiling() -> bool:
     """A profile can only be open once the simulator is imported (or WAVETILE_PROFILE asks for one)."""
     sim = sys.modules.get("simulator")
-    if sim is None and os.environ.get("WAVETILE_PROFILE", "0") not in ("", "0"):
+    if sim is None and env.get("WAVETILE_PROFILE", "0") not in ("", "0"):
         import simulator as sim
     return sim is not None and sim.is_profiling()
 
@@ -174,6 +207,11 @@ def normalize_grid(grid, kernel_name: str = "") -> tuple[int, int, int]:
     return grid
 
 
+_FRAME_ERROR = abi.CONTEXT_SLOTS
+_FRAME_COUNTER = _FRAME_ERROR + abi.ERROR_SLOTS
+_FRAME_ARGS = _FRAME_COUNTER + 1
+
+
 def execute(kernel, grid: tuple[int, int, int], runtime: list, kernel_name: str = "", *,
             programs: np.ndarray | None = None, instrumentation: int = 0, threads: int | None = None) -> None:
     """Run the programs of a normalised grid: all of them, or only the linear ids in `programs` (in that
@@ -183,40 +221,42 @@ def execute(kernel, grid: tuple[int, int, int], runtime: list, kernel_name: str 
     if count == 0:
         return
     buffers = [v for _, v, t in runtime if t.dtype.is_ptr()]
-    args = (ctypes.c_int64 * max(1, len(runtime)))(*[_arg_slot(v, t) for _, v, t in runtime])
-    bounds = (ctypes.c_int64 * max(2, 2 * len(buffers)))(
-        *[x for b in buffers for x in (b.low, b.high - b.low)])
-    counter = ctypes.c_int64(0)
-    error = (ctypes.c_int64 * abi.ERROR_SLOTS)()
     threads = _thread_count(count) if threads is None else max(1, min(threads, count))
-    ctx = (ctypes.c_int64 * abi.CONTEXT_SLOTS)()
-    ctx[abi.ARGS] = ctypes.addressof(args)
-    ctx[abi.BUFFERS] = ctypes.addressof(bounds)
-    ctx[abi.N_BUFFERS] = len(buffers)
-    ctx[abi.GRID_X], ctx[abi.GRID_Y], ctx[abi.GRID_Z] = grid
-    ctx[abi.NEXT_PID] = ctypes.addressof(counter)
-    ctx[abi.CHUNK] = max(1, count // (threads * 16)) if threads > 1 else count
-    ctx[abi.ERROR] = ctypes.addressof(error)
-    callback = _print_callback(kernel) if kernel.print_types or any(s.kind == "print" for s in kernel.sites) else None
-    ctx[abi.PRINT_CALLBACK] = ctypes.cast(callback, ctypes.c_void_p).value if callback else 0
+    # One int64 frame holds the context record, the error record, the program counter, the argument
+    # slots and the buffer table: a single allocation per launch.
+    n_args = len(runtime)
+    frame = (ctypes.c_int64 * (_FRAME_ARGS + n_args + 2 * len(buffers)))()
+    base = ctypes.addressof(frame)
+    if n_args:
+        frame[_FRAME_ARGS:_FRAME_ARGS + n_args] = [_arg_slot(v, t) for _, v, t in runtime]
+    if buffers:
+        frame[_FRAME_ARGS + n_args:] = [x for b in buffers for x in (b.low, b.high - b.low)]
+    frame[abi.ARGS] = base + 8 * _FRAME_ARGS
+    frame[abi.BUFFERS] = base + 8 * (_FRAME_ARGS + n_args)
+    frame[abi.N_BUFFERS] = len(buffers)
+    frame[abi.GRID_X], frame[abi.GRID_Y], frame[abi.GRID_Z] = grid
+    frame[abi.NEXT_PID] = base + 8 * _FRAME_COUNTER
+    frame[abi.CHUNK] = max(1, count // (threads * 16)) if threads > 1 else count
+    frame[abi.ERROR] = base + 8 * _FRAME_ERROR
+    callback = _print_callback(kernel) if kernel.prints else None
+    frame[abi.PRINT_CALLBACK] = ctypes.cast(callback, ctypes.c_void_p).value if callback else 0
     if programs is not None:
         order = (ctypes.c_int64 * count).from_buffer_copy(np.ascontiguousarray(programs, dtype=np.int64).tobytes())
-        ctx[abi.PROGRAM_COUNT] = count
+        frame[abi.PROGRAM_COUNT] = count
     else:
         order = _schedule(total)
-    ctx[abi.PID_ORDER] = ctypes.addressof(order) if order is not None else 0
-    ctx[abi.CHECKS] = 1
-    ctx[abi.COUNTERS] = instrumentation
-    address = ctypes.addressof(ctx)
+    frame[abi.PID_ORDER] = ctypes.addressof(order) if order is not None else 0
+    frame[abi.CHECKS] = 1
+    frame[abi.COUNTERS] = instrumentation
     if threads == 1:
-        rc = kernel.function(address)
+        rc = kernel.function(base)
     else:
         pool = _executor(threads)
-        futures = [pool.submit(kernel.function, address) for _ in range(threads)]
+        futures = [pool.submit(kernel.function, base) for _ in range(threads)]
         codes = [f.result() for f in futures]
         rc = next((c for c in codes if c), 0)
     if rc:
-        raise _error(kernel, kernel_name, rc, error, runtime, buffers)
+        raise _error(kernel, kernel_name, rc, frame[_FRAME_ERROR:_FRAME_ERROR + abi.ERROR_SLOTS], runtime, buffers)
     if callback is not None:
         sys.stdout.flush()
 
@@ -238,14 +278,21 @@ def model_launch(kernel, grid, *args, machine=None, sample: int | bool | None = 
                                  shared_padding=shared_padding, record=record)
 
 
-def _thread_count(total: int) -> int:
-    from jit.kernel import num_threads
+_CPUS = os.cpu_count() or 1
 
+
+def num_threads() -> int:
+    """CPU threads a launch may use: WAVETILE_NUM_THREADS, default all cores."""
+    value = env.get("WAVETILE_NUM_THREADS")
+    return max(1, int(value)) if value else _CPUS
+
+
+def _thread_count(total: int) -> int:
     return max(1, min(num_threads(), total))
 
 
 def _schedule(total: int):
-    seed = os.environ.get("WAVETILE_SCHEDULE_SEED")
+    seed = env.get("WAVETILE_SCHEDULE_SEED")
     if not seed:
         return None
     order = np.random.default_rng(int(seed)).permutation(total).astype(np.int64)

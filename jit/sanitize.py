@@ -21,12 +21,11 @@ kernel's source line(s) and program id(s):
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from dsl.errors import OutOfBoundsError
 from dsl.ir.core import Function, Operation, Value
+from jit import env
 from jit.interp.machine import Hooks
 
 SANITIZERS = ("bounds", "uninit", "race", "nan", "overflow")
@@ -42,7 +41,7 @@ class SanitizerError(OutOfBoundsError):
 
 
 def selected(options: dict | None = None) -> tuple[str, ...]:
-    value = (options or {}).get("sanitize") or os.environ.get("WAVETILE_SANITIZE", "")
+    value = (options or {}).get("sanitize") or env.get("WAVETILE_SANITIZE", "")
     if not value or value == "0":
         return ()
     names = SANITIZERS if value == "all" else tuple(v.strip() for v in value.split(",") if v.strip())

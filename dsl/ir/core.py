@@ -33,6 +33,18 @@ class TileType:
     def is_scalar(self) -> bool:
         return not self.shape
 
+    def __hash__(self) -> int:
+        # Types key every compile-cache lookup of a launch; hashing the nested dataclasses each time shows up
+        # in launch overhead, so the hash is computed once per object (and dropped when pickled, see below).
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.dtype, self.shape))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __reduce__(self):
+        return TileType, (self.dtype, self.shape)
+
     def with_dtype(self, new: dtype) -> TileType:
         return TileType(new, self.shape)
 

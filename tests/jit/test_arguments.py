@@ -48,10 +48,10 @@ def test_int_width_and_specialisation_keys():
     fill_kernel[(1,)](out, 7, 40, BLOCK=64)  # value: i32
     fill_kernel[(1,)](out, 2**40, 40, BLOCK=64)  # value: i64 by value
     assert (out == 2**40).all()
-    signatures = [dict(k[0]) for k in fill_kernel.compiled]
+    signatures = [k.signature for k in fill_kernel.compiled.values()]
     assert {str(s["value"]) for s in signatures} == {"i32", "i64"}
     fill_kernel[(1,)](out, 1, 40, BLOCK=64)  # an int equal to 1 becomes a constant
-    assert any(s["value"] == ("c", "int", 1) for s in (dict(k[0]) for k in fill_kernel.compiled))
+    assert any(k.signature["value"] == 1 for k in fill_kernel.compiled.values())
     before = len(fill_kernel.compiled)
     fill_kernel[(1,)](out, 9, 32, BLOCK=64)  # n divisible by 16: a new specialisation, as in Triton
     assert len(fill_kernel.compiled) == before + 1
