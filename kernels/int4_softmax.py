@@ -1,26 +1,32 @@
-"""INT4 "scale-aware" softmax: row softmax of logits stored as 4-bit codes with per-group scales and zero points.
+"""INT4 "scale-aware" softmax: row softmax of logits stored as integer codes with per-group scales and zero points.
 
-Input format along each row of C logits (groups of `group_size` consecutive logits):
-    codes  uint8 [R, ceil(C / 2)]   two codes per byte, element j in byte j // 2, low nibble for even j
+Input format along each row of C logits (groups of `group_size` G consecutive logits, G a power of two):
+    codes  uint8 [R, ceil(C / 2)]   INT4: two codes per byte, element j in byte j // 2, low nibble for even j
+       or  int32 [R, C]             wider integer codes, one per element (e.g. the integer Q·Kᵀ of
+                                    kernels.int4_attention); q - z must fit in int32
     scales fp32  [R, ceil(C / G)]   > 0
     zeros  int32 [R, ceil(C / G)]   integer zero points, not limited to 0..15, so a group far from 0
-                                    (logits around +-1e4) is represented exactly as well as one around 0
-    logit[r, j] = float32((q[r, j] - zeros[r, g]) * scales[r, g]),  g = j // G
-`quantize_logits_int4` produces this (s = range / 15, z = rne(-min / s)).
+                                    (logits around +-1e4) is represented exactly as well as one around 0;
+                                    or None: all zero (symmetric codes, attention scores)
+    lengths int  [R] or None        row r holds logits only in its first lengths[r] columns (1..C); the
+                                    rest get probability 0 and their codes are never read (a causal mask)
+    logit[r, j] = float32((q[r, j] - zeros[r, g]) * scales[r, g]),  g = j // G,  j < lengths[r]
+`quantize_logits_int4` produces the INT4 form (s = range / 15, z = rne(-min / s)).
 
-The kernel first finds the row maximum from the codes alone: per group it takes the largest code (an integer
-max over G/2 bytes) and converts only that one, (max_q - z) * s, since s > 0 keeps the order. Only then does
-it take exponentials, of (logit - max) <= 0, so nothing overflows for any scale; a second pass sums them and
-a third writes probabilities (fp32 or fp16) and, on request, INT4 probability codes with one scale per row:
+One kernel serves both code widths (constexpr PACKED). It first finds the row maximum from the codes alone: per
+group it takes the largest code (an integer max) and converts only that one, (max_q - z) * s, since s > 0 keeps
+the order. Only then does it take exponentials (natural exp), of (logit - max) <= 0, so nothing overflows for any
+scale; a second pass sums them and a third writes probabilities (fp32, fp16 or bf16) and, on request, INT4
+probability codes with one scale per row:
     pcode = rne(15 * exp(logit - max)) in 0..15,  pscale = 1 / (15 * sum),  p ~= pcode * pscale
 (max p = 1 / sum, so the row's largest probability gets code 15), packed two per byte like the input.
 
 Host function:
-    int4_softmax(codes, scales, zeros, n_cols, group_size, out_dtype=np.float32, return_codes=False)
+    int4_softmax(codes, scales, zeros, n_cols, group_size, out_dtype=np.float32, return_codes=False, lengths=None)
         -> probs [R, n_cols]   or   (probs, pcodes uint8 [R, ceil(n_cols / 2)], pscale fp32 [R])
 
 Error bounds against `int4_softmax_reference` (float64 softmax of the same fp32 logits):
-    fp32 probs |p - ref| <= 1e-5 * ref + 1e-9;  fp16 probs <= 1e-3 * ref + 1e-6;
+    fp32 probs |p - ref| <= 1e-5 * ref + 1e-9;  fp16 probs <= 1e-3 * ref + 1e-6;  bf16 probs <= 4e-3 * ref + 1e-6;
     pscale within 1e-5 relative of 1 / (15 * sum_ref);  |pcode * pscale - ref| <= pscale / 2 * (1 + 1e-4)
     (rounding of 15 * exp within fp32 error: a code may differ from the reference's by 1 at exact ties).
 """
@@ -31,82 +37,98 @@ import numpy as np
 
 import dsl as tl
 from jit import cdiv, jit
+from kernels._common import BF16, int_array
 from kernels.registry import Case, register
 from kernels.tuning import tuned
 
-AUTOTUNE_CONFIGS = [{"BLOCK_BYTES": 512, "num_warps": 4}, {"BLOCK_BYTES": 128, "num_warps": 2},
-                    {"BLOCK_BYTES": 2048, "num_warps": 8}]
-TOLERANCE = {np.dtype(np.float32): (1e-5, 1e-9), np.dtype(np.float16): (1e-3, 1e-6)}
+AUTOTUNE_CONFIGS = [{"BLOCK": 1024, "num_warps": 4}, {"BLOCK": 256, "num_warps": 2},
+                    {"BLOCK": 4096, "num_warps": 8}]  # BLOCK: columns per chunk of a row
+TOLERANCE = {np.dtype(np.float32): (1e-5, 1e-9), np.dtype(np.float16): (1e-3, 1e-6), BF16: (4e-3, 1e-6)}
+_INT32_MIN = tl.constexpr(-(2**31))  # below every code: masks columns past the length
 
 
 @jit
-def per_byte(t, NG: tl.constexpr, G2: tl.constexpr):
-    """[NG] per-group values -> [NG * G2] per-byte values (each group spans G2 bytes)."""
-    return tl.reshape(tl.broadcast_to(t[:, None], (NG, G2)), (NG * G2,))
+def _per_element(t, NG: tl.constexpr, G: tl.constexpr):
+    """[NG] per-group values -> [NG * G] per-element values."""
+    return tl.reshape(tl.broadcast_to(t[:, None], (NG, G)), (NG * G,))
 
 
 @jit
-def int4_softmax_kernel(codes_ptr, scales_ptr, zeros_ptr, out_ptr, pcodes_ptr, pscale_ptr, n_cols, n_bytes,
-                        n_groups, BLOCK_BYTES: tl.constexpr, G2: tl.constexpr, WRITE_CODES: tl.constexpr):
+def _load_chunk(code_row, scale_row, zero_row, c0, length, BLOCK: tl.constexpr, G: tl.constexpr,
+                PACKED: tl.constexpr, HAS_ZEROS: tl.constexpr):
+    """Codes (int32, 0 past `length`) of columns c0 .. c0 + BLOCK - 1, and scales and zeros of their BLOCK // G
+    groups (groups wholly past `length` are not read: their scores may never have been written)."""
+    NG: tl.constexpr = BLOCK // G
+    g = c0 // G + tl.arange(0, NG)
+    in_row = g * G < length
+    s = tl.load(scale_row + g, mask=in_row, other=1.0)
+    z = tl.zeros((NG,), tl.int32)
+    if HAS_ZEROS:
+        z = tl.load(zero_row + g, mask=in_row, other=0)
+    if PACKED:
+        ib = c0 // 2 + tl.arange(0, BLOCK // 2)
+        byte = tl.load(code_row + ib, mask=2 * ib < length, other=0).to(tl.int32)
+        q = tl.interleave(byte & 0xF, byte >> 4)
+    else:
+        cols = c0 + tl.arange(0, BLOCK)
+        q = tl.load(code_row + cols, mask=cols < length, other=0)
+    return q, s, z
+
+
+@jit
+def _exp_chunk(code_row, scale_row, zero_row, c0, length, m, BLOCK: tl.constexpr, G: tl.constexpr,
+               PACKED: tl.constexpr, HAS_ZEROS: tl.constexpr):
+    """exp(logit - m) of columns c0 .. c0 + BLOCK - 1; 0 past the row's length."""
+    NG: tl.constexpr = BLOCK // G
+    q, s, z = _load_chunk(code_row, scale_row, zero_row, c0, length, BLOCK, G, PACKED, HAS_ZEROS)
+    x = (q - _per_element(z, NG, G)).to(tl.float32) * _per_element(s, NG, G)
+    return tl.where(c0 + tl.arange(0, BLOCK) < length, tl.exp(x - m), 0.0)
+
+
+@jit
+def int4_softmax_kernel(codes_ptr, scales_ptr, zeros_ptr, lengths_ptr, out_ptr, pcodes_ptr, pscale_ptr, n_cols,
+                        code_stride, n_groups, BLOCK: tl.constexpr, G: tl.constexpr, PACKED: tl.constexpr,
+                        HAS_ZEROS: tl.constexpr, WRITE_CODES: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
-    NG: tl.constexpr = BLOCK_BYTES // G2
-    code_row = codes_ptr + row * n_bytes
+    NG: tl.constexpr = BLOCK // G
+    code_row = codes_ptr + row * code_stride
     scale_row = scales_ptr + row * n_groups
     zero_row = zeros_ptr + row * n_groups
-    offs = tl.arange(0, BLOCK_BYTES)
-    offs_g = tl.arange(0, NG)
+    length = tl.load(lengths_ptr + row)
+    offs = tl.arange(0, BLOCK)
 
-    # pass 1: row max from codes and scales, one multiply per group, no exponentials
+    # pass 1: row max from codes and scales: an integer max per group, one multiply per group, no exponentials
     m_vec = tl.full((NG,), float("-inf"), dtype=tl.float32)
-    for b0 in range(0, n_bytes, BLOCK_BYTES):
-        ib = b0 + offs
-        byte = tl.load(code_row + ib, mask=ib < n_bytes, other=0).to(tl.int32)
-        lo = tl.where(2 * ib < n_cols, byte & 0xF, -1)
-        hi = tl.where(2 * ib + 1 < n_cols, byte >> 4, -1)
-        qmax = tl.max(tl.reshape(tl.maximum(lo, hi), (NG, G2)), axis=1)  # -1: no valid element in the group
-        g = b0 // G2 + offs_g
-        s = tl.load(scale_row + g, mask=g < n_groups, other=1.0)
-        z = tl.load(zero_row + g, mask=g < n_groups, other=0)
-        m_vec = tl.maximum(m_vec, tl.where(qmax >= 0, (qmax - z).to(tl.float32) * s, float("-inf")))
+    for c0 in range(0, length, BLOCK):
+        q, s, z = _load_chunk(code_row, scale_row, zero_row, c0, length, BLOCK, G, PACKED, HAS_ZEROS)
+        q = tl.where(c0 + offs < length, q, tl.full((BLOCK,), _INT32_MIN, tl.int32))
+        in_row = c0 + tl.arange(0, NG) * G < length  # the group has at least one logit
+        qmax = tl.where(in_row, tl.max(tl.reshape(q, (NG, G)), axis=1), z)  # (z: keep q - z from overflowing)
+        m_vec = tl.maximum(m_vec, tl.where(in_row, (qmax - z).to(tl.float32) * s, float("-inf")))
     m = tl.max(m_vec, axis=0)
 
     # pass 2: the sum of exp(logit - max) <= 1 per term
-    l_vec = tl.zeros((BLOCK_BYTES,), dtype=tl.float32)
-    for b0 in range(0, n_bytes, BLOCK_BYTES):
-        ib = b0 + offs
-        byte = tl.load(code_row + ib, mask=ib < n_bytes, other=0).to(tl.int32)
-        g = b0 // G2 + offs_g
-        s = per_byte(tl.load(scale_row + g, mask=g < n_groups, other=1.0), NG, G2)
-        z = per_byte(tl.load(zero_row + g, mask=g < n_groups, other=0), NG, G2)
-        e_lo = tl.where(2 * ib < n_cols, tl.exp(((byte & 0xF) - z).to(tl.float32) * s - m), 0.0)
-        e_hi = tl.where(2 * ib + 1 < n_cols, tl.exp(((byte >> 4) - z).to(tl.float32) * s - m), 0.0)
-        l_vec += e_lo + e_hi
+    l_vec = tl.zeros((BLOCK,), dtype=tl.float32)
+    for c0 in range(0, length, BLOCK):
+        l_vec += _exp_chunk(code_row, scale_row, zero_row, c0, length, m, BLOCK, G, PACKED, HAS_ZEROS)
     total = tl.sum(l_vec, axis=0)
 
-    # pass 3: probabilities (and INT4 probability codes)
+    # pass 3: probabilities (and INT4 probability codes) over the whole row, 0 past its length
     out_row = out_ptr + row * n_cols
-    for b0 in range(0, n_bytes, BLOCK_BYTES):
-        ib = b0 + offs
-        byte = tl.load(code_row + ib, mask=ib < n_bytes, other=0).to(tl.int32)
-        g = b0 // G2 + offs_g
-        s = per_byte(tl.load(scale_row + g, mask=g < n_groups, other=1.0), NG, G2)
-        z = per_byte(tl.load(zero_row + g, mask=g < n_groups, other=0), NG, G2)
-        ok_lo = 2 * ib < n_cols
-        ok_hi = 2 * ib + 1 < n_cols
-        e_lo = tl.where(ok_lo, tl.exp(((byte & 0xF) - z).to(tl.float32) * s - m), 0.0)
-        e_hi = tl.where(ok_hi, tl.exp(((byte >> 4) - z).to(tl.float32) * s - m), 0.0)
-        tl.store(out_row + 2 * ib, (e_lo / total).to(out_ptr.dtype.element_ty), mask=ok_lo)
-        tl.store(out_row + 2 * ib + 1, (e_hi / total).to(out_ptr.dtype.element_ty), mask=ok_hi)
+    n_bytes = (n_cols + 1) // 2
+    for c0 in range(0, n_cols, BLOCK):
+        e = _exp_chunk(code_row, scale_row, zero_row, c0, length, m, BLOCK, G, PACKED, HAS_ZEROS)
+        tl.store(out_row + c0 + offs, (e / total).to(out_ptr.dtype.element_ty), mask=c0 + offs < n_cols)
         if WRITE_CODES:
-            c_lo = tl.extra.libdevice.rint(e_lo * 15.0).to(tl.int32)
-            c_hi = tl.extra.libdevice.rint(e_hi * 15.0).to(tl.int32)
-            tl.store(pcodes_ptr + row * n_bytes + ib, (c_lo | (c_hi << 4)).to(tl.uint8), mask=ib < n_bytes)
+            lo, hi = tl.split(tl.reshape(tl.extra.libdevice.rint(e * 15.0).to(tl.int32), (BLOCK // 2, 2)))
+            ib = c0 // 2 + tl.arange(0, BLOCK // 2)
+            tl.store(pcodes_ptr + row * n_bytes + ib, (lo | (hi << 4)).to(tl.uint8), mask=ib < n_bytes)
     if WRITE_CODES:
         tl.store(pscale_ptr + row, 1.0 / (15.0 * total))
 
 
 int4_softmax_kernel_tuned = tuned(int4_softmax_kernel, AUTOTUNE_CONFIGS, key=["n_cols", "n_groups"],
-                                  keep=lambda cfg, args: cfg["BLOCK_BYTES"] >= args["G2"])
+                                  keep=lambda cfg, args: cfg["BLOCK"] >= args["G"])
 
 
 def quantize_logits_int4(x: np.ndarray, group_size: int = 32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -140,60 +162,78 @@ def unpack_nibbles(b: np.ndarray, n_cols: int) -> np.ndarray:
     return np.stack([b & 0xF, b >> 4], axis=-1).reshape(b.shape[0], -1)[:, :n_cols]
 
 
-def dequantize_logits(codes: np.ndarray, scales: np.ndarray, zeros: np.ndarray, n_cols: int,
+def dequantize_logits(codes: np.ndarray, scales: np.ndarray, zeros: np.ndarray | None, n_cols: int,
                       group_size: int) -> np.ndarray:
-    """fp32 logits exactly as the kernel forms them: float32((q - z) * s)."""
+    """fp32 logits exactly as the kernel forms them: float32((q - z) * s), from uint8 (INT4) or int32 codes."""
     g = np.arange(n_cols) // group_size
-    q = unpack_nibbles(codes, n_cols).astype(np.int64)
-    return ((q - zeros.astype(np.int64)[:, g]).astype(np.float32) * scales[:, g]).astype(np.float32)
+    q = (unpack_nibbles(codes, n_cols) if codes.dtype == np.uint8 else codes).astype(np.int64)
+    z = 0 if zeros is None else zeros.astype(np.int64)[:, g]
+    return ((q - z).astype(np.float32) * scales[:, g]).astype(np.float32)
 
 
-def _check(codes, scales, zeros, n_cols: int, group_size: int) -> None:
-    if group_size < 2 or group_size & (group_size - 1):
-        raise ValueError(f"group_size must be a power of two >= 2, got {group_size}")
+def _check(codes, scales, zeros, lengths, n_cols: int, group_size: int) -> np.ndarray:
+    """Validate the inputs; returns the per-row lengths as int32 (n_cols for every row when None)."""
+    if group_size < 1 or group_size & (group_size - 1):
+        raise ValueError(f"group_size must be a power of two, got {group_size}")
     if n_cols < 1:
         raise ValueError(f"n_cols must be >= 1, got {n_cols}")
-    if not isinstance(codes, np.ndarray) or codes.dtype != np.uint8 or codes.ndim != 2:
-        raise ValueError(f"codes must be a 2-D uint8 array, got {getattr(codes, 'dtype', type(codes).__name__)}")
+    dtype, shape = getattr(codes, "dtype", type(codes).__name__), getattr(codes, "shape", None)
+    width = {np.dtype(np.uint8): cdiv(n_cols, 2), np.dtype(np.int32): n_cols}.get(dtype)
+    if not isinstance(codes, np.ndarray) or codes.ndim != 2 or codes.shape[1] != width:
+        raise ValueError(f"codes must be uint8 [R, ceil({n_cols}/2)={cdiv(n_cols, 2)}] (packed INT4) or int32 "
+                         f"[R, {n_cols}], got {dtype} {shape}")
     R = codes.shape[0]
-    if codes.shape[1] != cdiv(n_cols, 2):
-        raise ValueError(f"codes must be [R, ceil({n_cols}/2)={cdiv(n_cols, 2)}], got {codes.shape}")
     ng = cdiv(n_cols, group_size)
     if not isinstance(scales, np.ndarray) or scales.dtype != np.float32 or scales.shape != (R, ng):
         raise ValueError(f"scales must be float32 [{R}, {ng}], got {getattr(scales, 'dtype', None)} "
                          f"{getattr(scales, 'shape', None)}")
-    if not isinstance(zeros, np.ndarray) or zeros.dtype != np.int32 or zeros.shape != (R, ng):
-        raise ValueError(f"zeros must be int32 [{R}, {ng}], got {getattr(zeros, 'dtype', None)} "
+    if zeros is not None and (not isinstance(zeros, np.ndarray) or zeros.dtype != np.int32 or zeros.shape != (R, ng)):
+        raise ValueError(f"zeros must be None or int32 [{R}, {ng}], got {getattr(zeros, 'dtype', None)} "
                          f"{getattr(zeros, 'shape', None)}")
+    if lengths is None:
+        return np.full((R,), n_cols, np.int32)
+    lengths = int_array(lengths, "lengths", (R,))
+    if R and (lengths.min() < 1 or lengths.max() > n_cols):
+        raise ValueError(f"lengths must be in 1..n_cols={n_cols}, got {lengths.min()}..{lengths.max()}")
+    return lengths
 
 
-def int4_softmax(codes: np.ndarray, scales: np.ndarray, zeros: np.ndarray, n_cols: int, group_size: int,
-                 out_dtype=np.float32, return_codes: bool = False, config: dict | None = None, tune: bool = False):
-    """Row softmax of INT4 logits (module docstring); probs in out_dtype (fp32 or fp16). `config`: one of
-    AUTOTUNE_CONFIGS (default the first); `tune=True` lets the autotuner choose."""
-    _check(codes, scales, zeros, n_cols, group_size)
+def int4_softmax(codes: np.ndarray, scales: np.ndarray, zeros: np.ndarray | None, n_cols: int, group_size: int,
+                 out_dtype=np.float32, return_codes: bool = False, config: dict | None = None, tune: bool = False,
+                 lengths: np.ndarray | None = None) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row softmax of integer-coded logits (module docstring); probs in out_dtype (fp32, fp16 or bf16).
+    `config`: one of AUTOTUNE_CONFIGS (default the first); `tune=True` lets the autotuner choose."""
+    lengths = _check(codes, scales, zeros, lengths, n_cols, group_size)
     out_dtype = np.dtype(out_dtype)
     if out_dtype not in TOLERANCE:
-        raise ValueError(f"out_dtype must be float32 or float16, got {out_dtype}")
-    R, n_bytes = codes.shape
+        raise ValueError(f"out_dtype must be float32, float16 or bfloat16, got {out_dtype}")
+    R = codes.shape[0]
     probs = np.empty((R, n_cols), dtype=out_dtype)
-    pcodes = np.zeros((R, n_bytes), dtype=np.uint8)
+    pcodes = np.zeros((R, cdiv(n_cols, 2)), dtype=np.uint8)
     pscale = np.zeros((R,), dtype=np.float32)
-    args = (np.ascontiguousarray(codes), np.ascontiguousarray(scales), np.ascontiguousarray(zeros), probs, pcodes,
-            pscale, n_cols, n_bytes, scales.shape[1])
+    args = (np.ascontiguousarray(codes), np.ascontiguousarray(scales),
+            scales if zeros is None else np.ascontiguousarray(zeros),  # no zeros: a placeholder, never read
+            lengths, probs, pcodes, pscale, n_cols, codes.shape[1], scales.shape[1])
+    meta = {"G": group_size, "PACKED": codes.dtype == np.uint8, "HAS_ZEROS": zeros is not None,
+            "WRITE_CODES": return_codes}
     if R and tune:
-        int4_softmax_kernel_tuned[(R,)](*args, G2=group_size // 2, WRITE_CODES=return_codes)
+        int4_softmax_kernel_tuned[(R,)](*args, **meta)
     elif R:
         cfg = dict(config or AUTOTUNE_CONFIGS[0])
-        cfg["BLOCK_BYTES"] = max(cfg["BLOCK_BYTES"], group_size // 2)  # whole groups per chunk
-        int4_softmax_kernel[(R,)](*args, G2=group_size // 2, WRITE_CODES=return_codes, **cfg)
+        cfg["BLOCK"] = max(cfg["BLOCK"], group_size)  # whole groups per chunk
+        int4_softmax_kernel[(R,)](*args, **meta, **cfg)
     return (probs, pcodes, pscale) if return_codes else probs
 
 
-def int4_softmax_reference(codes: np.ndarray, scales: np.ndarray, zeros: np.ndarray, n_cols: int, group_size: int,
-                           out_dtype=np.float32, return_codes: bool = False):
-    """float64 softmax of the fp32 dequantised logits; codes rne(15 * exp(x - max)), pscale 1 / (15 * sum)."""
+def int4_softmax_reference(codes: np.ndarray, scales: np.ndarray, zeros: np.ndarray | None, n_cols: int,
+                           group_size: int, out_dtype=np.float32, return_codes: bool = False,
+                           lengths: np.ndarray | None = None
+                           ) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """float64 softmax of the fp32 dequantised logits of each row's first lengths[r] columns (0 past them);
+    codes rne(15 * exp(x - max)), pscale 1 / (15 * sum)."""
     x = dequantize_logits(codes, scales, zeros, n_cols, group_size).astype(np.float64)
+    if lengths is not None:
+        x = np.where(np.arange(n_cols)[None, :] < np.asarray(lengths)[:, None], x, -np.inf)
     e = np.exp(x - x.max(axis=1, keepdims=True))
     total = e.sum(axis=1, keepdims=True)
     probs = (e / total).astype(out_dtype)
@@ -218,3 +258,15 @@ def _cases():
                reference=lambda: int4_softmax_reference(codes, scales, zeros, C, G, out_dtype=np.float16),
                rtol=rtol, atol=atol, min_bytes=codes.nbytes + scales.nbytes + zeros.nbytes + R * C * 2,
                notes={"max_abs_err_vs_fp32_logits": f"{np.abs(ref - exact).max():.2e}"})
+
+    # int32 scores as kernels.int4_attention makes them (D=128 INT4 dots, one scale per row and 64-key group, no
+    # zero points), with a causal mask as row lengths: the last 64 of 2001 query positions.
+    G = 64
+    scores = rng.integers(-49 * 128, 49 * 128, size=(R, C), dtype=np.int32)
+    group_scales = rng.uniform(1e-4, 1e-3, size=(R, cdiv(C, G))).astype(np.float32)
+    lengths = C - 64 + 1 + np.arange(R, dtype=np.int32)
+    yield Case("int4_softmax.int32_rows", f"R={R} C={C} G={G}", "int32->fp16",
+               run=lambda: int4_softmax(scores, group_scales, None, C, G, out_dtype=np.float16, lengths=lengths),
+               reference=lambda: int4_softmax_reference(scores, group_scales, None, C, G, out_dtype=np.float16,
+                                                        lengths=lengths),
+               rtol=rtol, atol=atol, min_bytes=scores.nbytes + group_scales.nbytes + lengths.nbytes + R * C * 2)

@@ -1,8 +1,10 @@
-"""kernels.int4_softmax: softmax of INT4-coded logits, probabilities and INT4 probability codes."""
+"""kernels.int4_softmax: softmax of INT4- and int32-coded logits (with per-row lengths), probabilities and INT4
+probability codes."""
 
 import numpy as np
 import pytest
 
+from kernels._common import BF16
 from kernels.int4_softmax import (
     TOLERANCE,
     dequantize_logits,
@@ -17,11 +19,13 @@ from kernels.registry import check
 rng = np.random.default_rng()
 
 
-def assert_probs(got, ref):
+def assert_probs(got, ref, lengths=None):
     rtol, atol = TOLERANCE[got.dtype]
     g64, r64 = got.astype(np.float64), ref.astype(np.float64)
     assert got.shape == ref.shape and np.all(np.abs(g64 - r64) <= rtol * np.abs(r64) + atol)
     assert np.allclose(g64.sum(axis=1), 1.0, rtol=rtol * 4, atol=0)
+    if lengths is not None:  # exactly 0 past each row's length
+        assert not np.any(np.where(np.arange(got.shape[1])[None, :] >= lengths[:, None], got, 0))
 
 
 def assert_codes(codes, pscale, ref_probs, ref_pscale, n_cols):
@@ -78,6 +82,43 @@ def test_rows_of_length_one():
     assert np.array_equal(pcodes, np.full((5, 1), 15, np.uint8)) and np.allclose(pscale, 1 / 15)
 
 
+def int32_scores(R, C, G, logit_range):
+    """int32 codes like Q·Kᵀ dots (never all zero) and per-group scales mapping them to about +-logit_range."""
+    codes = rng.integers(-6000, 6000, size=(R, C), dtype=np.int32)
+    scales = (rng.uniform(0.5, 1.0, size=(R, -(-C // G))) * logit_range / 6000).astype(np.float32)
+    return codes, scales
+
+
+@pytest.mark.parametrize("out_dtype", [np.float32, np.float16, BF16])
+def test_int32_codes_with_row_lengths(out_dtype):
+    # 1301 columns: longer than the 1024-column block; lengths 1, in the first block, past it, and the full row
+    R, C, G = 8, 1301, 16
+    codes, scales = int32_scores(R, C, G, 30.0)
+    lengths = np.array([1, 2, 17, 1024, 1025, 1300, C, rng.integers(1, C)], np.int32)
+    probs = int4_softmax(codes, scales, None, C, G, out_dtype=out_dtype, lengths=lengths)
+    ref = int4_softmax_reference(codes, scales, None, C, G, out_dtype=np.float64, lengths=lengths)
+    assert probs.dtype == np.dtype(out_dtype) and probs[0, 0] == 1
+    assert_probs(probs, ref, lengths)
+
+
+def test_int32_codes_large_logits_constant_rows_zero_points_and_codes():
+    R, C, G = 6, 301, 32
+    codes, scales = int32_scores(R, C, G, 1e4)  # logits +-1e4: exp of anything but the max underflows
+    zeros = rng.integers(-100, 100, size=scales.shape, dtype=np.int32)
+    codes[1:3], zeros[1:3], scales[1:3] = 123, -5, 0.75  # constant rows: full length, and cut at 200
+    codes[3] //= 2  # one logit of 1e4 in the middle of a row, the rest below 5e3
+    codes[3, 250], scales[3], zeros[3] = 6000, 1e4 / 6000, 0
+    lengths = np.array([C, C, 200, C, 33, 1], np.int32)
+    probs, pcodes, pscale = int4_softmax(codes, scales, zeros, C, G, return_codes=True, lengths=lengths)
+    ref, _, ref_pscale = int4_softmax_reference(codes, scales, zeros, C, G, return_codes=True, lengths=lengths)
+    assert np.all(np.isfinite(probs))
+    assert_probs(probs, ref, lengths)
+    np.testing.assert_allclose(probs[1], 1.0 / C, rtol=1e-6)
+    np.testing.assert_allclose(probs[2, :200], 1.0 / 200, rtol=1e-6)
+    assert probs[3, 250] == 1 and probs[5, 0] == 1
+    assert_codes(pcodes, pscale, ref, ref_pscale, C)
+
+
 def test_registered_case():
     from kernels import int4_softmax as module
 
@@ -99,3 +140,8 @@ def test_rejects_bad_inputs():
         int4_softmax(codes, scales, zeros, 40, 32, out_dtype=np.int8)
     with pytest.raises(ValueError, match="uint8"):
         int4_softmax(codes.astype(np.int32), scales, zeros, 40, 32)
+    with pytest.raises(ValueError, match="int32"):
+        int4_softmax(unpack_nibbles(codes, 40).astype(np.int64), scales, zeros, 40, 32)
+    for bad in ([1, 0, 2], [1, 41, 2], [1, 2]):
+        with pytest.raises(ValueError, match="lengths"):
+            int4_softmax(codes, scales, zeros, 40, 32, lengths=np.array(bad))
