@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 
 from dsl.frontend import compile_kernel
@@ -17,7 +18,25 @@ from dsl.ir.verifier import verify
 from jit import abi, cache, engine
 from jit.passes import run_passes
 
-COMPILER_VERSION = "0.1.2"
+COMPILER_VERSION = "0.1.3"
+_COMPILER_PACKAGES = ("dsl", "jit")  # their sources decide the generated code
+
+
+@functools.cache
+def compiler_fingerprint() -> str:
+    """COMPILER_VERSION and the size and modification time of every source file of the compiler, so that
+    editing the compiler invalidates the disk cache without anyone bumping the version. Stats, not contents:
+    hashing the contents would cost a new process about 10 ms before its first launch."""
+    h = hashlib.sha256(COMPILER_VERSION.encode())
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for package in _COMPILER_PACKAGES:
+        for root, dirs, files in os.walk(os.path.join(here, package)):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".py", ".lark")):
+                    stat = os.stat(os.path.join(root, name))
+                    h.update(f"{root}/{name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -78,7 +97,7 @@ def _compile_or_load(jit_fn, signature: dict, options: Options) -> CompiledKerne
             pass
     func = compile_kernel(jit_fn, signature)
     verify(func)
-    run_passes(func)
+    run_passes(func, model_gpu=options.instrument)
     verify(func)
     from jit.codegen.lower import CodegenOptions, lower
 
@@ -107,7 +126,7 @@ def _from_cache(jit_fn, signature, options, files) -> CompiledKernel:
 
 def cache_key(jit_fn, signature: dict, options: Options) -> str:
     spec = {name: (str(t) if isinstance(t, TileType) else repr(t)) for name, t in signature.items()}
-    text = json.dumps([COMPILER_VERSION, jit_fn.cache_key, spec, options.__dict__, engine.target_key()],
+    text = json.dumps([compiler_fingerprint(), jit_fn.cache_key, spec, options.__dict__, engine.target_key()],
                       sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -41,7 +41,29 @@ def access_check(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None, siz
         return
     b = lw.b
     buffer = lw.provenance.buffer(ptr)
-    any_on, first, end, bits = _bounds(lw, shape, ptr, mask, size)
+    cont = b.append_basic_block("check.ok")
+    envelope = _envelope(lw, ptr, size)
+    if envelope is not None:  # cheap and usually enough: the exact pass runs only when it is not
+        first, end, bits = envelope
+        exact = b.append_basic_block("check.exact")
+        b.cbranch(b.or_(_inside(lw, buffer, first, end, bits, size), b.not_(lw.checks_on)), cont,
+                  exact).set_weights([1 << 20, 1])
+        b.position_at_end(exact)
+    # in a conditional block when there is an envelope: its values must not be cached for later ops
+    any_on, first, end, bits = _bounds(lw, shape, ptr, mask, size, cached=envelope is None)
+    ok = b.or_(b.or_(b.not_(any_on), _inside(lw, buffer, first, end, bits, size)), b.not_(lw.checks_on))
+    slow = b.append_basic_block("check.slow")
+    b.cbranch(ok, cont, slow).set_weights([1 << 20, 1])
+    b.position_at_end(slow)
+    _find_bad_lane(lw, shape, ptr, mask, size, buffer, site)
+    b.branch(cont)
+    b.position_at_end(cont)
+
+
+def _inside(lw, buffer: int | None, first: ir.Value, end: ir.Value, bits: ir.Value, size: int) -> ir.Value:
+    """i1: bytes [first, end) lie in the buffer (in some registered buffer when `buffer` is None) and the
+    low bits of `bits` show `size`-byte alignment."""
+    b = lw.b
     if buffer is not None:
         start, nbytes = buffer_bounds(lw, ir.Constant(I64, buffer))
         inside = b.and_(b.icmp_signed(">=", b.sub(first, start), ir.Constant(I64, 0)),
@@ -51,14 +73,51 @@ def access_check(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None, siz
     if size > 1:
         aligned = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, size - 1)), ir.Constant(I64, 0))
         inside = b.and_(inside, aligned)
-    ok = b.or_(b.or_(b.not_(any_on), inside), b.not_(lw.checks_on))
-    slow = b.append_basic_block("check.slow")
-    cont = b.append_basic_block("check.ok")
-    b.cbranch(ok, cont, slow).set_weights([1 << 20, 1])
-    b.position_at_end(slow)
-    _find_bad_lane(lw, shape, ptr, mask, size, buffer, site)
-    b.branch(cont)
-    b.position_at_end(cont)
+    return inside
+
+
+def _envelope(lw, ptr: Value, size: int):
+    """(first byte, end byte, alignment bits) bounding every lane, masked or not, of a `base + offsets`
+    pointer, or None for other pointers. Each offset term's min and max come from the small tile it was
+    broadcast from (a 64x32 tile of row + column offsets costs 64 + 32 lanes, not 2048), so the sum of
+    the minima bounds the smallest lane from below and the sum of the maxima the largest from above."""
+    base = pointer_base(lw, ptr)
+    terms = offset_terms(ptr) if base is not None else []
+    if base is None or any(t.type.dtype.primitive_bitwidth > 32 for t in terms):
+        return None  # sums of 64-bit terms could wrap; the exact pass handles those
+    b = lw.b
+    lo = hi = ir.Constant(I64, 0)
+    for term in terms:
+        term_lo, term_hi = _value_range(lw, _broadcast_source(term))
+        lo, hi = b.add(lo, term_lo), b.add(hi, term_hi)
+    base_address = b.ptrtoint(lw.scalars[base], I64)
+    step = ir.Constant(I64, size)
+    first = b.add(base_address, b.mul(lo, step))
+    end = b.add(base_address, b.mul(b.add(hi, ir.Constant(I64, 1)), step))
+    return first, end, base_address
+
+
+def _broadcast_source(value: Value) -> Value:
+    """The tile `value` repeats or re-arranges (same set of values, fewer lanes), looking through splats too."""
+    while value.op is not None and value.op.name in ("tile.broadcast", "tile.expand_dims", "tile.splat",
+                                                     "tile.permute", "tile.flip"):
+        value = value.op.operands[0]
+    return value
+
+
+def _value_range(lw, value: Value) -> tuple[ir.Value, ir.Value]:
+    """(min, max) of an integer scalar or tile, as i64, over all its lanes (cached per block)."""
+    key = (lw.block_key, "range", value)
+    if key not in lw.cache:
+        signed = value.type.dtype.is_int_signed()
+        if value.type.is_scalar:
+            low = high = lw.scalars[value]
+        else:
+            ty = register_type(value.type.dtype)
+            low, high, _ = _min_max(lw, value.type.shape, lambda idx: lw.element(value, idx), None, signed, ty,
+                                    masked=False)
+        lw.cache[key] = _widen(lw.b, low, high, signed)
+    return lw.cache[key]
 
 
 def byte_range(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None, size: int):
@@ -67,13 +126,13 @@ def byte_range(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None, size:
     return any_on, first, end
 
 
-def _bounds(lw, shape, ptr: Value, mask: Value | None, size: int):
+def _bounds(lw, shape, ptr: Value, mask: Value | None, size: int, cached: bool = True):
     """(any lane active, first byte, end byte, bits whose low bits give the alignment)."""
     base = pointer_base(lw, ptr)
     if base is None:
         return _address_bounds(lw, shape, ptr, mask, size)
     b = lw.b
-    stats = offset_stats(lw, shape, ptr, mask)
+    stats = offset_stats(lw, shape, ptr, mask) if cached else _offset_pass(lw, shape, ptr, mask, cached=False)
     base_address = b.ptrtoint(lw.scalars[base], I64)
     step = ir.Constant(I64, size)
     if stats.lo is None:
@@ -99,10 +158,11 @@ def offset_stats(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None) -> 
     return lw.cache[key]
 
 
-def _offset_pass(lw, shape, ptr: Value, mask: Value | None) -> OffsetStats:
+def _offset_pass(lw, shape, ptr: Value, mask: Value | None, cached: bool = True) -> OffsetStats:
     """Min/max of the offsets over all lanes and, in the same pass, whether every lane is on; only when
     some lane is off does a second pass take min/max over the active lanes (selects cost as much as
-    the rest of the pass, and most programs have every lane on)."""
+    the rest of the pass, and most programs have every lane on). `cached`: share the all-on bit with
+    later ops of the block (only where this code dominates them)."""
     b = lw.b
     terms = offset_terms(ptr)
     if not terms:
@@ -110,13 +170,15 @@ def _offset_pass(lw, shape, ptr: Value, mask: Value | None) -> OffsetStats:
     wide = len(terms) > 1
     signed = wide or terms[0].type.dtype.is_int_signed()
     ty = I64 if wide else register_type(terms[0].type.dtype)
-    lo, hi, all_on = _min_max(lw, shape, ptr, mask, wide, signed, ty, masked=False)
+    offsets = lambda idx: element_offset(lw, ptr, idx, wide)  # noqa: E731
+    lo, hi, all_on = _min_max(lw, shape, offsets, mask, signed, ty, masked=False)
     if all_on is None:
         return OffsetStats(_TRUE, *_widen(b, lo, hi, signed))
-    lw.cache[(lw.block_key, "all", mask)] = all_on
+    if cached:
+        lw.cache[(lw.block_key, "all", mask)] = all_on
     first = b.block
     with b.if_then(b.not_(all_on), likely=False):
-        partial_lo, partial_hi, _ = _min_max(lw, shape, ptr, mask, wide, signed, ty, masked=True)
+        partial_lo, partial_hi, _ = _min_max(lw, shape, offsets, mask, signed, ty, masked=True)
         partial = b.block
     merged = []
     for full_value, partial_value in ((lo, partial_lo), (hi, partial_hi)):
@@ -129,9 +191,9 @@ def _offset_pass(lw, shape, ptr: Value, mask: Value | None) -> OffsetStats:
     return OffsetStats(any_on, *_widen(b, lo, hi, signed))
 
 
-def _min_max(lw, shape, ptr: Value, mask: Value | None, wide: bool, signed: bool, ty: ir.IntType, masked: bool):
-    """One pass: (min, max) of the lane offsets (of active lanes only when `masked`), and the and of the
-    mask over all lanes (None without a mask, or when `masked`)."""
+def _min_max(lw, shape, offsets, mask: Value | None, signed: bool, ty: ir.IntType, masked: bool):
+    """One pass: (min, max) of `offsets(lane index)` (of active lanes only when `masked`), and the and of
+    the mask over all lanes (None without a mask, or when `masked`)."""
     b = lw.b
     top, bottom = _extremes(ty, signed)
     lo_slot, hi_slot = lw.scratch(ty, 1), lw.scratch(ty, 1)
@@ -145,7 +207,7 @@ def _min_max(lw, shape, ptr: Value, mask: Value | None, wide: bool, signed: bool
     largest = intrinsic(lw.module, "llvm.smax" if signed else "llvm.umax", ty, [ty, ty])
 
     def lane(idx: list[ir.Value]) -> None:
-        offset = element_offset(lw, ptr, idx, wide)
+        offset = offsets(idx)
         low = high = offset
         if masked:
             active = lw.element(mask, idx)

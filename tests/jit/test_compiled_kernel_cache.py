@@ -67,3 +67,19 @@ def test_stages_are_kept():
     np.testing.assert_array_equal(x, 0)  # warmup does not run
     tiny[(1,)](x, BLOCK=16)
     np.testing.assert_array_equal(x, np.arange(16))
+
+
+def test_editing_the_compiler_changes_the_cache_key():
+    """Builds by an older compiler are not reused: the key covers the compiler's own source files."""
+    from jit import compiler
+
+    source = pathlib.Path(compiler.__file__).parent / "codegen" / "checks.py"
+    fingerprint = compiler.compiler_fingerprint.__wrapped__
+    before = fingerprint()
+    stat = source.stat()
+    try:
+        os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+        assert fingerprint() != before
+    finally:
+        os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert fingerprint() == before
