@@ -72,7 +72,9 @@ def rope_coefficients(pos_ptr, table_ptr, t, n_tokens, theta, d,
         sin = tl.load(row + HALF + freq, mask=rot, other=0.0).to(tl.float32)
     else:
         two_pi = tl.full((BLOCK_R,), 6.283185307179586, tl.float64)
-        inv_freq = tl.exp2(freq.to(tl.float64) * (-2.0 / ROT) * tl.log2(theta.to(tl.float64)))
+        # -2 / ROT as a literal would be an fp32 constant (Triton's rule for Python floats), 1e-8 off: 5e-4 rad
+        # at position 5e4. -2.0 and the integer ROT are exact, so divide in fp64.
+        inv_freq = tl.exp2(freq.to(tl.float64) * -2.0 / ROT * tl.log2(theta.to(tl.float64)))
         angle = pos.to(tl.float64) * inv_freq
         angle = (angle - two_pi * tl.floor(angle / two_pi)).to(tl.float32)
         cos = tl.where(rot, tl.cos(angle), 1.0)

@@ -41,6 +41,15 @@ def test_in_kernel_cos_sin_at_long_context_positions():
     np.testing.assert_array_equal(got[0], x[0])  # position 0 is the identity
 
 
+def test_rotary_dims_whose_frequency_step_is_not_a_power_of_two():
+    # 2 / 48 is not exact in fp32: formed as an fp32 constant it shifted angles by ~5e-4 rad at position 5e4
+    x = rand((4, 2, 80), np.float32)
+    positions = np.array([43516, 48114, 49550, 262143])
+    for neox in (True, False):
+        assert_close(rope(x, positions, 48, neox=neox, theta=1e4), rope_reference(x, positions, 48, neox=neox,
+                                                                                    theta=1e4))
+
+
 @pytest.mark.parametrize("dtype, neox, head_dim, rot, heads, config", [
     (np.float16, False, 80, 48, 3, 1),  # GPT-J pairing, D not a power of two
     (BF16, True, 64, 64, 5, 2),  # full rotary, heads not a multiple of BLOCK_H
