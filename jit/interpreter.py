@@ -28,6 +28,8 @@ def mode(options: dict) -> str | None:
         value = env.get("WAVETILE_INTERPRET", "")
     if value in (None, "") and env.get("WAVETILE_SANITIZE", "") not in ("", "0"):
         value = "1"  # the sanitizers live in the interpreter
+    if value in (None, "", False):
+        return None
     if value is True or str(value).lower() in ("1", "true", "ir", "yes", "on"):
         return "ir"
     if str(value).lower() == "eager":

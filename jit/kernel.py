@@ -13,6 +13,8 @@ import inspect
 import re
 from collections.abc import Callable
 
+import numpy as np
+
 from dsl import dtypes as T
 from dsl.core import constexpr, unwrap
 from dsl.frontend import ParsedSource, is_constexpr_annotation
@@ -101,7 +103,7 @@ class JITFunction:
     # -- specialisation
     def bind(self, args, kwargs) -> tuple[dict, dict, list]:
         """Split a call into (signature, launch options, runtime argument values)."""
-        options = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS}
+        options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS.intersection(kwargs)} if kwargs else {}
         arguments = self._bind_fast(args, kwargs)
         if arguments is None:
             try:
@@ -115,11 +117,14 @@ class JITFunction:
             arguments = bound.arguments
         signature, runtime = {}, []
         for name, value in arguments.items():
-            value = unwrap(value)
             if name in self.constexprs:
-                signature[name] = value
+                signature[name] = unwrap(value)
                 continue
-            kind = launcher.classify(value, name, self.__name__, specialize=name not in self.do_not_specialize)
+            if type(value) is np.ndarray:  # the common case first (launch overhead)
+                kind = launcher.numpy_buffer(value)
+            else:
+                kind = launcher.classify(unwrap(value), name, self.__name__,
+                                         specialize=name not in self.do_not_specialize)
             if isinstance(kind, launcher.Buffer):
                 signature[name] = kind.type
                 runtime.append((name, kind, kind.type))
@@ -149,7 +154,7 @@ class JITFunction:
         return arguments
 
     def run(self, *args, grid, **kwargs):
-        signature, options, runtime = self.bind(args, dict(kwargs))
+        signature, options, runtime = self.bind(args, kwargs)  # kwargs is this call's own dict
         how = interpreter.mode(options)
         kernel = None if how else self.get_compiled(signature, _options(options), self.divisibility(runtime))
         if callable(grid):

@@ -41,7 +41,7 @@ def classify(value, name: str, kernel: str, specialize: bool = True) -> TileType
     """The type a runtime argument gets (Triton's rules), a constexpr for values that specialise,
     or the Buffer of an array argument (its type is `buffer.type`)."""
     if isinstance(value, np.ndarray):
-        return _numpy_buffer(value)
+        return numpy_buffer(value)
     if isinstance(value, (bool, np.bool_)):
         return _SCALAR[T.int1]
     if isinstance(value, (int, np.integer)):
@@ -83,7 +83,7 @@ def _pointer_tile(dtype) -> TileType:
 
 def as_buffer(value) -> Buffer | None:
     if isinstance(value, np.ndarray):
-        return _numpy_buffer(value)
+        return numpy_buffer(value)
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):  # torch-like tensors (bfloat16 too)
         dtype = _TORCH_DTYPES.get(str(value.dtype))
         if dtype is None:
@@ -93,11 +93,12 @@ def as_buffer(value) -> Buffer | None:
         storage = value.untyped_storage()
         return Buffer(dtype, value.data_ptr(), storage.data_ptr(), storage.data_ptr() + storage.nbytes(), value)
     if hasattr(value, "__dlpack__"):
-        return _numpy_buffer(np.from_dlpack(value))
+        return numpy_buffer(np.from_dlpack(value))
     return None
 
 
-def _numpy_buffer(arr: np.ndarray) -> Buffer:
+def numpy_buffer(arr: np.ndarray) -> Buffer:
+    """The Buffer of an array argument: its element type, data address and byte range."""
     dtype, type = _numpy_types(arr.dtype)
     address = _data_address(arr)
     if arr.flags.c_contiguous:
@@ -198,7 +199,7 @@ def _profiling() -> bool:
 
 def normalize_grid(grid, kernel_name: str = "") -> tuple[int, int, int]:
     """The grid as three non-negative ints (x, y, z)."""
-    grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
+    grid = tuple(map(int, grid)) if isinstance(grid, (tuple, list)) else (int(grid),)
     if not 1 <= len(grid) <= 3:
         raise ValueError(f"{kernel_name}: the grid must have 1 to 3 dimensions, got {grid}")
     grid = grid + (1,) * (3 - len(grid))
@@ -220,7 +221,7 @@ def execute(kernel, grid: tuple[int, int, int], runtime: list, kernel_name: str 
     count = total if programs is None else len(programs)
     if count == 0:
         return
-    buffers = [v for _, v, t in runtime if t.dtype.is_ptr()]
+    buffers = [v for _, v, _ in runtime if type(v) is Buffer]
     threads = _thread_count(count) if threads is None else max(1, min(threads, count))
     # One int64 frame holds the context record, the error record, the program counter, the argument
     # slots and the buffer table: a single allocation per launch.
@@ -228,7 +229,8 @@ def execute(kernel, grid: tuple[int, int, int], runtime: list, kernel_name: str 
     frame = (ctypes.c_int64 * (_FRAME_ARGS + n_args + 2 * len(buffers)))()
     base = ctypes.addressof(frame)
     if n_args:
-        frame[_FRAME_ARGS:_FRAME_ARGS + n_args] = [_arg_slot(v, t) for _, v, t in runtime]
+        frame[_FRAME_ARGS:_FRAME_ARGS + n_args] = [v.address if type(v) is Buffer else _arg_slot(v, t)
+                                                   for _, v, t in runtime]
     if buffers:
         frame[_FRAME_ARGS + n_args:] = [x for b in buffers for x in (b.low, b.high - b.low)]
     frame[abi.ARGS] = base + 8 * _FRAME_ARGS

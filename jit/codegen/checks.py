@@ -19,6 +19,7 @@ import llvmlite.ir as ir
 
 from dsl.ir.core import Value
 from jit import abi
+from jit.codegen import ranges
 from jit.codegen.addresses import element_offset, offset_key, offset_terms, pointer_base
 from jit.codegen.llvm_types import I1, I8, I32, I64, intrinsic, register_type
 from jit.codegen.loops import linear_index, loop_nest, row_major_strides
@@ -44,10 +45,10 @@ def access_check(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None, siz
     cont = b.append_basic_block("check.ok")
     envelope = _envelope(lw, ptr, size)
     if envelope is not None:  # cheap and usually enough: the exact pass runs only when it is not
-        first, end, bits = envelope
+        first, end, bits, valid = envelope
         exact = b.append_basic_block("check.exact")
-        b.cbranch(b.or_(_inside(lw, buffer, first, end, bits, size), b.not_(lw.checks_on)), cont,
-                  exact).set_weights([1 << 20, 1])
+        fits = b.and_(valid, _inside(lw, buffer, first, end, bits, size))
+        b.cbranch(b.or_(fits, b.not_(lw.checks_on)), cont, exact).set_weights([1 << 20, 1])
         b.position_at_end(exact)
     # in a conditional block when there is an envelope: its values must not be cached for later ops
     any_on, first, end, bits = _bounds(lw, shape, ptr, mask, size, cached=envelope is None)
@@ -77,53 +78,78 @@ def _inside(lw, buffer: int | None, first: ir.Value, end: ir.Value, bits: ir.Val
 
 
 def _envelope(lw, ptr: Value, size: int):
-    """(first byte, end byte, alignment bits) bounding every lane, masked or not, of a `base + offsets`
-    pointer, or None for other pointers. Each offset term's min and max come from the small tile it was
-    broadcast from (a 64x32 tile of row + column offsets costs 64 + 32 lanes, not 2048), so the sum of
-    the minima bounds the smallest lane from below and the sum of the maxima the largest from above."""
+    """(first byte, end byte, alignment bits, valid) bounding every lane, masked or not, of a `base + offsets`
+    pointer (when `valid`), or None for other pointers. The sum of the offset terms' minima bounds the
+    smallest lane from below and the sum of their maxima the largest from above; each term's bounds come
+    from its construction (jit.codegen.ranges) or from the small tile it was broadcast from (a 64x32 tile
+    of row + column offsets costs 64 + 32 lanes, not 2048)."""
     base = pointer_base(lw, ptr)
     terms = offset_terms(ptr) if base is not None else []
     if base is None or any(t.type.dtype.primitive_bitwidth > 32 for t in terms):
         return None  # sums of 64-bit terms could wrap; the exact pass handles those
     b = lw.b
     lo = hi = ir.Constant(I64, 0)
+    valid = _TRUE
     for term in terms:
-        term_lo, term_hi = _value_range(lw, _broadcast_source(term))
-        lo, hi = b.add(lo, term_lo), b.add(hi, term_hi)
+        term_lo, term_hi, term_valid = _term_range(lw, term)
+        lo, hi, valid = b.add(lo, term_lo), b.add(hi, term_hi), b.and_(valid, term_valid)
     base_address = b.ptrtoint(lw.scalars[base], I64)
     step = ir.Constant(I64, size)
     first = b.add(base_address, b.mul(lo, step))
     end = b.add(base_address, b.mul(b.add(hi, ir.Constant(I64, 1)), step))
-    return first, end, base_address
+    return first, end, base_address, valid
 
 
-def _broadcast_source(value: Value) -> Value:
-    """The tile `value` repeats or re-arranges (same set of values, fewer lanes), looking through splats too."""
-    while value.op is not None and value.op.name in ("tile.broadcast", "tile.expand_dims", "tile.splat",
-                                                     "tile.permute", "tile.flip"):
-        value = value.op.operands[0]
-    return value
-
-
-def _value_range(lw, value: Value) -> tuple[ir.Value, ir.Value]:
-    """(min, max) of an integer scalar or tile, as i64, over all its lanes (cached per block)."""
-    key = (lw.block_key, "range", value)
+def _term_range(lw, term: Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(min, max, valid) of an integer offset tile as i64: from its construction when possible, else a pass
+    over the tile it repeats (cached per block)."""
+    bounds = ranges.interval(lw, term)
+    if bounds is not None:
+        return bounds.lo, bounds.hi, bounds.valid
+    while term.op is not None and term.op.name in ranges.SAME_VALUES:
+        term = term.op.operands[0]
+    key = (lw.block_key, "range", term)
     if key not in lw.cache:
-        signed = value.type.dtype.is_int_signed()
-        if value.type.is_scalar:
-            low = high = lw.scalars[value]
+        signed = term.type.dtype.is_int_signed()
+        if term.type.is_scalar:
+            low = high = lw.scalars[term]
         else:
-            ty = register_type(value.type.dtype)
-            low, high, _ = _min_max(lw, value.type.shape, lambda idx: lw.element(value, idx), None, signed, ty,
+            ty = register_type(term.type.dtype)
+            low, high, _ = _min_max(lw, term.type.shape, lambda idx: lw.element(term, idx), None, signed, ty,
                                     masked=False)
-        lw.cache[key] = _widen(lw.b, low, high, signed)
+        lw.cache[key] = (*_widen(lw.b, low, high, signed), _TRUE)
     return lw.cache[key]
 
 
+def _unless(lw, known: ir.Value, values: list[ir.Value], compute) -> list[ir.Value]:
+    """`values` where the i1 `known` holds, else what `compute()` returns, computed only then."""
+    b = lw.b
+    first = b.block
+    with b.if_then(b.not_(known), likely=False):
+        computed = compute()
+        second = b.block
+    merged = []
+    for value, other in zip(values, computed):
+        phi = b.phi(value.type)
+        phi.add_incoming(value, first)
+        phi.add_incoming(other, second)
+        merged.append(phi)
+    return merged
+
+
 def byte_range(lw, shape: tuple[int, ...], ptr: Value, mask: Value | None, size: int):
-    """(any lane active, first byte, end byte) of the active lanes' elements."""
-    any_on, first, end, _ = _bounds(lw, shape, ptr, mask, size)
-    return any_on, first, end
+    """(some lane may be active, first byte, end byte), covering at least the active lanes' elements."""
+    envelope = _envelope(lw, ptr, size)
+    if envelope is None:
+        any_on, first, end, _ = _bounds(lw, shape, ptr, mask, size)
+        return any_on, first, end
+    first, end, _, valid = envelope
+
+    def exact():
+        any_on, exact_first, exact_end, _ = _bounds(lw, shape, ptr, mask, size, cached=False)
+        return [any_on, exact_first, exact_end]
+
+    return tuple(_unless(lw, valid, [_TRUE, first, end], exact))
 
 
 def _bounds(lw, shape, ptr: Value, mask: Value | None, size: int, cached: bool = True):
@@ -143,10 +169,13 @@ def _bounds(lw, shape, ptr: Value, mask: Value | None, size: int, cached: bool =
 
 
 def all_active(lw, shape: tuple[int, ...], mask: Value) -> ir.Value:
-    """i1: every lane of the mask is on (cached per block; an and-reduction pass otherwise)."""
+    """i1: every lane of the mask is on (cached per block): proven from the mask's construction when it can
+    be (jit.codegen.ranges), else by an and-reduction pass."""
     key = (lw.block_key, "all", mask)
     if key not in lw.cache:
-        lw.cache[key] = _reduce_mask(lw, shape, mask, any_lane=False)
+        proven = ranges.provably_all_on(lw, mask)
+        exact = lambda: [_reduce_mask(lw, shape, mask, any_lane=False)]  # noqa: E731
+        lw.cache[key] = exact()[0] if proven is None else _unless(lw, proven, [_TRUE], exact)[0]
     return lw.cache[key]
 
 
@@ -176,17 +205,7 @@ def _offset_pass(lw, shape, ptr: Value, mask: Value | None, cached: bool = True)
         return OffsetStats(_TRUE, *_widen(b, lo, hi, signed))
     if cached:
         lw.cache[(lw.block_key, "all", mask)] = all_on
-    first = b.block
-    with b.if_then(b.not_(all_on), likely=False):
-        partial_lo, partial_hi, _ = _min_max(lw, shape, offsets, mask, signed, ty, masked=True)
-        partial = b.block
-    merged = []
-    for full_value, partial_value in ((lo, partial_lo), (hi, partial_hi)):
-        phi = b.phi(ty)
-        phi.add_incoming(full_value, first)
-        phi.add_incoming(partial_value, partial)
-        merged.append(phi)
-    lo, hi = merged
+    lo, hi = _unless(lw, all_on, [lo, hi], lambda: _min_max(lw, shape, offsets, mask, signed, ty, masked=True)[:2])
     any_on = b.icmp_signed("<=", lo, hi) if signed else b.icmp_unsigned("<=", lo, hi)
     return OffsetStats(any_on, *_widen(b, lo, hi, signed))
 

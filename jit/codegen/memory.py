@@ -108,6 +108,8 @@ def emit_store(lw, op: Operation) -> None:
     if not loads:
         _versioned(lw, shape, masks, direct)
         return
+    for m in masks:  # decided here, where the answer (cached for the block) dominates both branches below
+        all_active(lw, shape, m)
     # fused loads run lane by lane with the stores: only correct when the store cannot overwrite what a
     # later lane still has to read, i.e. when the ranges do not overlap; otherwise read everything first
     with b.if_else(_overlaps(lw, op, loads), likely=False) as (overlapping, disjoint):
