@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pathlib
 import sys
-import time
 
 import numpy as np
 
@@ -18,7 +17,13 @@ ROOT = pathlib.Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
 import simulator  # noqa: E402
-from benchmarks.bench_core import add_kernel, matmul_kernel, rmsnorm_kernel, softmax_kernel  # noqa: E402
+from benchmarks.bench_core import (  # noqa: E402
+    add_kernel,
+    interleaved_best,
+    matmul_kernel,
+    rmsnorm_kernel,
+    softmax_kernel,
+)
 from jit import cdiv  # noqa: E402
 from jit.launcher import model_launch  # noqa: E402
 from tutorials._bench import print_table  # noqa: E402
@@ -45,15 +50,6 @@ def cases(small: bool):
                {"BM": 64, "BN": 64, "BK": 32})
 
 
-def best_of(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> None:
     small = "--small" in sys.argv
     rows = []
@@ -64,14 +60,12 @@ def main() -> None:
         simulator.reset_device_l2()
         sampled = model_launch(kernel, grid, *args, **meta)
         error = abs(sampled.modeled_seconds - full.modeled_seconds) / full.modeled_seconds
-        plain = best_of(lambda: kernel[grid](*args, **meta))
-
         def profiled():
             with simulator.profile():
                 kernel[grid](*args, **meta)
 
-        profiled()  # compile the instrumented variant
-        overhead = best_of(profiled) / plain
+        plain, profiled_time = interleaved_best((lambda: kernel[grid](*args, **meta), profiled))
+        overhead = profiled_time / plain
         rows.append((name, "x".join(map(str, grid)), f"{full.modeled_seconds * 1e6:.2f} us",
                      f"{sampled.modeled_seconds * 1e6:.2f} us" + (" ~" if sampled.sampled else ""),
                      f"{100 * error:.2f}%", f"{plain * 1e3:.2f} ms", f"{overhead:.1f}x"))

@@ -49,6 +49,7 @@ CONTEXT_SLOTS = 16
 INSTR_STREAMS = 0  # address of int64[3 * probes]: (chunk base, capacity, cursor) in words, per traced probe
 INSTR_GROW = 1  # address of void grow(i64 record, i64 probe, i64 words): a fresh chunk with room for `words`
 INSTR_COUNTS = 2  # address of int64 execution counts, one per probe
+INSTR_STRIDE = 3  # trace a memory op's executions 0, S, 2S, ... of each program (S >= 1); all are counted
 INSTR_SLOTS = 4
 STREAM_BASE, STREAM_CAPACITY, STREAM_CURSOR = 0, 1, 2
 

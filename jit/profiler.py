@@ -4,7 +4,8 @@ A profiled launch (a `with simulator.profile()` block is open, or WAVETILE_PROFI
 output, like a plain launch, and records a simulator.LaunchRecord:
 
 1. the instrumented variant (Options.instrument) runs the programs to measure, in launch order, on
-   one thread; for big grids only a sample of them (jit.sampling), the others run plain code;
+   one thread; for big grids only a sample of them, long loops traced every stride-th iteration
+   (jit.sampling); the other programs run plain code on other threads while step 2 runs;
 2. each traced memory op's element addresses become per-warp address rows through the warp mapping
    (jit.layout) and go to simulator.LaunchCounters (coalescing, atomics, then the L2 in launch order);
 3. per-op execution counts become warp instructions by class, tensor FLOPs and the shared-memory
@@ -20,6 +21,7 @@ import dataclasses
 import inspect
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -46,19 +48,41 @@ _NO_INSTRUCTIONS = {"tile.join", "tile.split", "tile.cat", "tile.flip", "tile.pe
 
 def profiled_launch(jit_fn, kernel, grid: tuple[int, int, int], runtime: list, *, machine=None,
                     sample: int | bool | None = None, shared_padding: int | None = None) -> LaunchRecord:
-    """Run every program (outputs as a plain launch), measure a sample of them, record the launch."""
+    """Run every program (outputs as a plain launch), measure a sample of them, record the launch.
+    The programs outside the sample run plain on other threads while the sample's trace is analysed."""
     spec = simulator.current_spec(machine)
     total = math.prod(grid)
     instrumented = _instrumented(jit_fn, kernel)
     start = time.perf_counter()
     buffers, chosen = _run_instrumented(instrumented, grid, runtime, jit_fn.__name__, sample, spec, total)
-    if chosen is not None:
-        rest = np.setdiff1d(np.arange(total, dtype=np.int64), chosen, assume_unique=True)
-        launcher.execute(kernel, grid, runtime, jit_fn.__name__, programs=rest)
     cpu = time.perf_counter() - start
-    record = _record(jit_fn, kernel, grid, buffers, spec, chosen, total, cpu, shared_padding, runtime)
+    rest = None
+    if chosen is not None:
+        others = np.setdiff1d(np.arange(total, dtype=np.int64), chosen, assume_unique=True)
+        rest = _background().submit(_timed, launcher.execute, kernel, grid, runtime, jit_fn.__name__, programs=others)
+    try:
+        record = _record(jit_fn, kernel, grid, buffers, spec, chosen, total, cpu, shared_padding, runtime)
+    finally:
+        rest_seconds = 0.0 if rest is None else rest.result()  # waits; re-raises a failure of those programs
+    record.cpu_seconds += rest_seconds
     simulator.record_launch(record)
     return record
+
+
+_plain_runner: ThreadPoolExecutor | None = None
+
+
+def _background() -> ThreadPoolExecutor:
+    global _plain_runner
+    if _plain_runner is None:
+        _plain_runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wavetile-profile")
+    return _plain_runner
+
+
+def _timed(fn, *args, **kwargs) -> float:
+    start = time.perf_counter()
+    fn(*args, **kwargs)
+    return time.perf_counter() - start
 
 
 def model_launch(jit_fn, grid, args: tuple, kwargs: dict, *, machine=None, sample: int | bool | None = None,
@@ -99,7 +123,7 @@ def _instrumented(jit_fn, kernel):
 def _run_instrumented(instrumented, grid, runtime, name: str, sample, spec: MachineSpec,
                       total: int) -> tuple[TraceBuffers, np.ndarray | None]:
     """Run the programs to measure; returns the trace and the measured ids (None: all programs).
-    Automatic samples (sample=None) are sized from program 1's trace and run time (jit.sampling)."""
+    Automatic samples (sample=None) are planned from program 0's executions and trace (jit.sampling)."""
     buffers = TraceBuffers(instrumented.probes)
 
     def run(programs: np.ndarray) -> None:
@@ -112,18 +136,18 @@ def _run_instrumented(instrumented, grid, runtime, name: str, sample, spec: Mach
         chosen = sampling.choose(total, sample, spec)
         run(np.arange(total, dtype=np.int64) if chosen is None else chosen)
         return buffers, chosen
-    run(np.zeros(1, dtype=np.int64))  # program 0 pays for first touches (trace chunks, caches)
-    measured = min(total, 2)
-    if total > 1:
-        run(np.ones(1, dtype=np.int64))
-    size = sampling.auto_size(total, buffers.words() / measured)
+    run(np.zeros(1, dtype=np.int64))
+    traced = [(int(buffers.counts[p]), buffers.stream(p).shape[1]) for p, info in enumerate(buffers.probes)
+              if info["trace"] and buffers.counts[p]]
+    stride, size = sampling.auto_plan(total, traced)
+    buffers.thin(stride)
     if size >= total:
-        run(np.arange(measured, total, dtype=np.int64))
+        run(np.arange(1, total, dtype=np.int64))
         return buffers, None
-    first = max(measured, sampling.first_programs(size, spec))
-    more = np.concatenate([np.arange(measured, first, dtype=np.int64), sampling.rest(first, total, size - first)])
+    first = max(1, sampling.first_programs(size, spec))
+    more = np.concatenate([np.arange(1, first, dtype=np.int64), sampling.rest(first, total, size - first)])
     run(more)
-    return buffers, np.concatenate([np.arange(measured, dtype=np.int64), more])
+    return buffers, np.concatenate([np.zeros(1, dtype=np.int64), more])
 
 
 def _record(jit_fn, kernel, grid, buffers: TraceBuffers, spec: MachineSpec, chosen, total: int, cpu: float,
@@ -132,18 +156,23 @@ def _record(jit_fn, kernel, grid, buffers: TraceBuffers, spec: MachineSpec, chos
     padding = DEFAULT_SHARED_PADDING if shared_padding is None else int(shared_padding)
     device = DeviceAddresses(runtime)
     touched: dict[str, list] = {"read": [], "write": []}
+    factor = total / measured
+    sampled = chosen is not None or buffers.stride > 1
     totals, lines = analyze(buffers, spec, source_file(jit_fn), programs=measured,
                             num_warps=kernel.options.num_warps, num_stages=kernel.options.num_stages,
-                            shared_padding=padding, device=device, touched=touched)
+                            shared_padding=padding, device=device, touched=touched,
+                            cache=kernel.metadata.setdefault("profile_cache", {}),
+                            program_factor=factor if sampled else None)
     if chosen is not None:
-        factor = total / measured
         totals = sampling.scale(totals, factor, total)
         lines = {key: sampling.scale(c, factor, 0) for key, c in lines.items()}
-        totals, lines = sampling.footprint_limit(totals, lines, touched, device.ranges, factor, spec)
+    if sampled:  # (thinned loops: their sectors stand for up to `stride` times as many)
+        totals, lines = sampling.footprint_limit(totals, lines, touched, device.ranges, factor * buffers.stride,
+                                                 spec)
     shown = tuple(grid[:max(1, max((i + 1 for i, g in enumerate(grid) if g != 1), default=1))])
     constexprs = {n: kernel.signature[n] for n in jit_fn.constexprs if n in kernel.signature}
     return LaunchRecord.build(jit_fn.__name__, shown, totals, machine=spec, cpu_seconds=cpu, constexprs=constexprs,
-                              sampled=chosen is not None, lines=lines)
+                              sampled=sampled, lines=lines)
 
 
 def source_file(jit_fn) -> str:
@@ -190,28 +219,35 @@ class DeviceAddresses:
 
 def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: int, num_warps: int,
             num_stages: int, shared_padding: int = DEFAULT_SHARED_PADDING,
-            device: DeviceAddresses | None = None,
-            touched: dict[str, list] | None = None) -> tuple[Counters, dict[LineKey, Counters]]:
+            device: DeviceAddresses | None = None, touched: dict[str, list] | None = None,
+            cache: dict | None = None, program_factor: float | None = None) -> tuple[Counters, dict[LineKey, Counters]]:
     """Launch totals and per-line counters of the programs an instrumented run executed.
-    touched: filled with the sector ids each kind of access ("read", "write") touched."""
+    touched: filled with the sector ids each kind of access ("read", "write") touched.
+    cache: a dict kept with the kernel; what depends only on the kernel and the execution counts (not on
+    addresses) is computed once per distinct case there, so profiling a kernel again costs less.
+    program_factor: for sampled launches, what the counters will be scaled by (simulator.LaunchCounters)."""
     probes, counts = buffers.probes, buffers.counts
     live = [p for p in range(len(probes)) if counts[p]]
-    shared_bytes = _shared_bytes(probes, live, spec, num_warps, num_stages, shared_padding)
-    registers = simulator.estimate_registers(_live_bytes(probes, live), num_warps, spec)
+    key = (spec, num_warps, num_stages, shared_padding, file,
+           tuple((p, int(counts[p])) for p in live if not probes[p]["trace"]))
+    cached = None if cache is None else cache.get(key)
+    if cached is None:
+        cached = _static_counters(probes, live, counts, spec, file, num_warps, num_stages, shared_padding)
+        if cache is not None:
+            cache[key] = cached
+    registers, shared_bytes, extra = cached
+    device = device or DeviceAddresses()
     rec = LaunchCounters(spec, programs=programs, num_warps=num_warps, num_stages=num_stages,
-                         registers_per_thread=registers, shared_bytes_per_program=shared_bytes)
-    extra: dict[LineKey, Counters] = {}
+                         registers_per_thread=registers, shared_bytes_per_program=shared_bytes,
+                         extrapolate=None if program_factor is None else (program_factor, device.ranges))
     for p in live:
         info = probes[p]
-        line = (file, int(info["line"] or 0))
         if info["trace"]:
-            results = _memory(rec, line, info, buffers.stream_parts(p), spec, num_warps, device or DeviceAddresses())
+            line = (file, int(info["line"] or 0))
+            weight = float(counts[p]) / max(1, buffers.records(p))  # executions per traced one (jit.sampling)
+            results = _memory(rec, line, info, buffers.stream_parts(p), spec, num_warps, device, weight)
             if touched is not None:
                 touched["write" if info["op"] == "tile.store" else "read"].extend(r.sector_ids for r in results)
-        else:
-            found = _compute(info, int(counts[p]), spec, num_warps, shared_padding)
-            if found is not None:
-                extra[line] = extra.get(line, Counters()) + found
     totals, lines = rec.finish()
     for line, counters in extra.items():
         lines[line] = lines.get(line, Counters()) + counters
@@ -219,8 +255,23 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
     return totals, lines
 
 
+def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, padding):
+    """(registers per thread, shared bytes per program, per-line counters of the non-memory ops)."""
+    shared_bytes = _shared_bytes(probes, live, spec, num_warps, num_stages, padding)
+    registers = simulator.estimate_registers(_live_bytes(probes, live), num_warps, spec)
+    extra: dict[LineKey, Counters] = {}
+    for p in live:
+        info = probes[p]
+        if not info["trace"]:
+            found = _compute(info, int(counts[p]), spec, num_warps, padding)
+            if found is not None:
+                line = (file, int(info["line"] or 0))
+                extra[line] = extra.get(line, Counters()) + found
+    return registers, shared_bytes, extra
+
+
 def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarray], spec: MachineSpec,
-            num_warps: int, device: DeviceAddresses) -> list:
+            num_warps: int, device: DeviceAddresses, weight: float = 1.0) -> list:
     """Per-warp address rows of every execution of one traced load / store / atomic (the trace comes in
     parts, one per chunk, so it is never copied whole). Returns the coalescing results of global accesses."""
     shape = tuple(info["operands"][0][0])
@@ -254,12 +305,13 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
             active = np.broadcast_to(~rows.replica, (len(data),) + rows.replica.shape).reshape(-1, spec.warp_size)
         program_ids = np.repeat(data[:, 0], per_record)
         if kind == "tile.load":
-            results.append(rec.global_access(line, lanes, active, vector * itemsize, program_ids=program_ids))
+            results.append(rec.global_access(line, lanes, active, vector * itemsize, program_ids=program_ids,
+                                             weight=weight))
         elif kind == "tile.store":
             results.append(rec.global_access(line, lanes, active, vector * itemsize, store=True,
-                                             program_ids=program_ids))
+                                             program_ids=program_ids, weight=weight))
         else:
-            rec.atomic_access(line, lanes, active, itemsize, program_ids=program_ids)
+            rec.atomic_access(line, lanes, active, itemsize, program_ids=program_ids, weight=weight)
     return results
 
 

@@ -3,8 +3,8 @@
 A launch of P programs is modeled from S of them when its trace would be large: the first programs
 in launch order (the start of the first wave: they share the L2, so their reuse is realistic) plus a
 seeded random sample of the rest (tails, boundary programs), in launch order. The automatic mode
-(sample=None) measures programs 0 and 1, sizes the sample from their traces so that the analysis
-handles at most WORD_BUDGET traced addresses (see auto_size), then measures the rest. The size depends
+(sample=None) measures program 0, sizes the sample from its executions and trace (auto_plan), thins
+long loops' traces to every stride-th iteration when needed, then measures the rest. The plan depends
 only on the kernel and the grid, never on timing, so a modeled time is reproducible on any host.
 sample=True uses a fixed size for grids over AUTO_EXACT.
 Counts measured on S programs are scaled by P / S (additive fields; configuration fields stay), DRAM
@@ -25,18 +25,30 @@ AUTO_EXACT = 256  # sample=True: grids up to this many programs are profiled com
 AUTO_SAMPLE = 96  # sample=True: programs a sample runs
 SEED = 0
 
-# Automatic sampling (sample=None): a launch whose whole trace fits in WORD_BUDGET addresses is profiled
-# completely; a larger one measures as many programs as fit (about 65 ms of analysis at ~250 ns per
-# traced address on a 2-core host), never fewer than MIN_PROGRAMS.
+# Automatic sampling (sample=None) analyses at most TRACE_SHARE of the launch's whole trace (the analysis
+# costs ~80 ns per traced address and a plain memory-bound run ~0.25 ns per element, so about half a plain run),
+# but at least MIN_WORDS and at most WORD_BUDGET addresses. A launch whose trace fits is profiled completely;
+# a larger one measures as many programs as fit, never fewer than MIN_PROGRAMS; when even those do not fit,
+# each program traces only every stride-th execution of each memory op (loop iterations 0, S, 2S, ...).
+TRACE_SHARE = 1 / 512
+MIN_WORDS = 1 << 15
 WORD_BUDGET = 1 << 18
 MIN_PROGRAMS = 2
 
 
-def auto_size(programs: int, words_per_program: float) -> int:
-    """How many programs an automatic sample measures, from the measured programs' trace size."""
-    if programs * words_per_program <= WORD_BUDGET:
-        return programs
-    return min(programs, max(MIN_PROGRAMS, int(WORD_BUDGET / max(1.0, words_per_program))))
+def auto_plan(programs: int, per_program: list[tuple[int, int]]) -> tuple[int, int]:
+    """(stride, programs to measure) of an automatic sample; per_program holds, for each traced memory op,
+    (executions in one program, words per trace record)."""
+    def words(stride: int) -> int:
+        return sum(-(-runs // stride) * size for runs, size in per_program)
+
+    budget = min(WORD_BUDGET, max(MIN_WORDS, int(programs * words(1) * TRACE_SHARE)))
+    if programs * words(1) <= budget:
+        return 1, programs
+    stride, most = 1, max((runs for runs, _ in per_program), default=1)
+    while MIN_PROGRAMS * words(stride) > budget and stride < most:
+        stride *= 2
+    return stride, min(programs, max(MIN_PROGRAMS, budget // max(1, words(stride))))
 
 
 def first_programs(size: int, spec: MachineSpec) -> int:
@@ -67,26 +79,14 @@ def choose(programs: int, sample: int | bool | None, spec: MachineSpec, seed: in
     return np.concatenate([np.arange(first, dtype=np.int64), rest(first, programs, size - first, seed)])
 
 
-_NOT_SCALED = {"num_warps", "num_stages", "registers_per_thread", "shared_bytes_per_program",
-               "atomic_max_multiplicity", "programs"}
-
-
 def scale(counters: Counters, factor: float, programs: int) -> Counters:
     """Counters of `programs` programs estimated from a sample: additive fields times `factor`."""
-    values = {}
-    for f in dataclasses.fields(counters):
-        value = getattr(counters, f.name)
-        if f.name in _NOT_SCALED:
-            values[f.name] = value
-        elif isinstance(value, dict):
-            values[f.name] = {k: int(round(v * factor)) for k, v in value.items()}
-        else:
-            values[f.name] = int(round(value * factor))
+    scaled = dataclasses.replace(counters.scaled(factor), programs=programs)
     sampled = counters.programs
     if counters.atomic_max_multiplicity >= sampled > 0:  # one hot address shared by every program
-        values["atomic_max_multiplicity"] = int(round(counters.atomic_max_multiplicity * factor))
-    values["programs"] = programs
-    return Counters(**values)
+        hot = int(round(counters.atomic_max_multiplicity * factor))
+        scaled = dataclasses.replace(scaled, atomic_max_multiplicity=hot)
+    return scaled
 
 
 def footprint_bytes(sectors: list[np.ndarray], ranges: tuple[np.ndarray, np.ndarray], factor: float,

@@ -35,6 +35,7 @@ class TraceBuffers:
         self.record[abi.INSTR_STREAMS] = self.table.ctypes.data
         self.record[abi.INSTR_GROW] = ctypes.cast(self._callback, ctypes.c_void_p).value
         self.record[abi.INSTR_COUNTS] = self.counts.ctypes.data
+        self.record[abi.INSTR_STRIDE] = 1
         self.failed = False
 
     @property
@@ -55,6 +56,31 @@ class TraceBuffers:
         except BaseException:  # never let an exception cross into native code
             self.failed = True
             raise
+
+    @property
+    def stride(self) -> int:
+        return int(self.record[abi.INSTR_STRIDE])
+
+    def thin(self, stride: int) -> None:
+        """Trace only executions 0, stride, 2 * stride, ... of each program from now on, and keep only those
+        records of what is already traced (valid while that is one program's trace: record i = execution i)."""
+        self.record[abi.INSTR_STRIDE] = stride
+        if stride == 1:
+            return
+        for probe, info in enumerate(self.probes):
+            if not info.get("trace"):
+                continue
+            kept = self.stream(probe)[::stride]
+            self.chunks[probe] = [(kept.ravel(), kept.size)] if kept.size else []
+            self.current[probe] = None
+            self.table[3 * probe:3 * probe + 3] = 0
+
+    def records(self, probe: int) -> int:
+        """Trace records the probe wrote (one per traced execution)."""
+        done = sum(used for _, used in self.chunks[probe]) + int(self.table[3 * probe + 2])
+        info = self.probes[probe]
+        numel = int(np.prod(info["operands"][0][0], dtype=np.int64)) if info["operands"] else 1
+        return done // record_words(numel, bool(info.get("masked")))
 
     def words(self) -> int:
         """int64 words traced so far, over all probes."""

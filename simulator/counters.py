@@ -10,6 +10,7 @@ and combines by max when records are added.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -103,16 +104,35 @@ class Counters:
     def __add__(self, other: Counters) -> Counters:
         if not isinstance(other, Counters):
             return NotImplemented
-        merged = {}
-        for f in dataclasses.fields(self):
-            a, b = getattr(self, f.name), getattr(other, f.name)
-            if isinstance(a, dict):
-                merged[f.name] = {k: a.get(k, 0) + b.get(k, 0) for k in {**a, **b}}
-            elif f.metadata.get("merge") == "max":
-                merged[f.name] = max(a, b)
+        kinds = _merge_kinds()
+        merged = dict(self.__dict__)
+        for name, b in other.__dict__.items():
+            if not b:  # most records fill a few fields: skip the rest
+                continue
+            a, kind = merged[name], kinds[name]
+            if kind == "dict":
+                merged[name] = {**a, **{k: a.get(k, 0) + v for k, v in b.items()}}
+            elif kind == "max":
+                merged[name] = a if a >= b else b
             else:
-                merged[f.name] = a + b
-        return Counters(**merged)
+                merged[name] = a + b
+        for name in _dict_fields():  # never share a dict between two records
+            if merged[name] is self.__dict__[name]:
+                merged[name] = dict(merged[name])
+        return _counters(merged)
+
+    def scaled(self, factor: float) -> Counters:
+        """Counts times `factor` (what a sample stands for), rounded; configuration fields (merged by max,
+        and `programs`) stay as they are."""
+        kinds = _merge_kinds()
+        values = dict(self.__dict__)
+        for name, value in self.__dict__.items():
+            kind = kinds[name]
+            if kind == "dict":
+                values[name] = {k: int(round(v * factor)) for k, v in value.items()}
+            elif value and kind == "sum" and name != "programs":
+                values[name] = int(round(value * factor))
+        return _counters(values)
 
     def __radd__(self, other: object) -> Counters:
         if other == 0:  # so that sum(list_of_counters) works
@@ -179,3 +199,27 @@ class Counters:
 
 _DERIVED = ("global_requests", "global_sectors", "sectors_per_request", "coalescing_efficiency",
             "dram_bytes", "l2_hit_rate", "flops", "warp_instructions")
+
+
+@functools.cache
+def _merge_kinds() -> dict[str, str]:
+    """How each field combines: "dict", "max" or "sum", read once: records are added thousands of times."""
+    kinds = {}
+    for f in dataclasses.fields(Counters):
+        if f.default_factory is dict:
+            kinds[f.name] = "dict"
+        else:
+            kinds[f.name] = "max" if f.metadata.get("merge") == "max" else "sum"
+    return kinds
+
+
+@functools.cache
+def _dict_fields() -> tuple[str, ...]:
+    return tuple(name for name, kind in _merge_kinds().items() if kind == "dict")
+
+
+def _counters(values: dict) -> Counters:
+    """A record from a complete field dict, without the dataclass __init__ (adding records is the hot path)."""
+    record = object.__new__(Counters)
+    record.__dict__.update(values)
+    return record

@@ -202,17 +202,15 @@ def _rounds(set_of: np.ndarray, sets: int) -> tuple[np.ndarray, np.ndarray]:
     n = set_of.size
     by_set = _stable_order(set_of)
     sorted_sets = set_of[by_set]
-    counts = np.bincount(sorted_sets, minlength=sets)
-    start_of = np.r_[0, np.cumsum(counts)[:-1]]
+    first_of_set = np.empty(n, dtype=bool)  # (work in the accesses, not the sets: most launches touch few)
+    first_of_set[0] = True
+    np.not_equal(sorted_sets[1:], sorted_sets[:-1], out=first_of_set[1:])
+    position = np.arange(n)
     rank = np.empty(n, dtype=np.int64)
-    rank[by_set] = np.arange(n) - start_of[sorted_sets]
+    rank[by_set] = position - np.maximum.accumulate(np.where(first_of_set, position, 0))
     set_bits = max(1, int(sets - 1).bit_length())
-    keys = (rank << set_bits) | set_of  # unique per access
-    keys.sort()
-    round_of = keys >> set_bits
-    set_in_round = keys & ((1 << set_bits) - 1)
-    order = by_set[start_of[set_in_round] + round_of]
-    bounds = np.r_[0, np.cumsum(np.bincount(round_of))]
+    order = _stable_order((rank << set_bits) | set_of)  # unique per access: round, then set
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(rank[order]))))
     return order, bounds
 
 

@@ -3,7 +3,14 @@
 The runtime reports what each warp did (addresses of memory instructions, instruction counts,
 tl.dot FLOPs, barriers) tagged with the source line; this class runs the memory models
 (coalescing, banks, atomics) as events arrive and feeds the L2 model once at the end, in program
-launch order, so L2 hits and DRAM bytes can be attributed to lines too. One object per launch:
+launch order, so L2 hits and DRAM bytes can be attributed to lines too. One object per launch.
+
+Sampled launches: an access batch with a `weight` stands for that many times its own events (a
+thinned trace), and `extrapolate=(factor, buffers)` says the counters will be multiplied by `factor`
+(a sample of the programs) and where the buffers lie. Later touches of a sector scale by the weight;
+first touches in the launch (compulsory misses, mostly) scale by it too, but all together never past
+the number of sectors each buffer has: a weight vector re-read by every row is fetched once, not once
+per sampled row times the weight.
 
     rec = LaunchCounters(spec, programs=grid_size, num_warps=4, num_stages=3)
     rec.global_access(("k.py", 12), addresses, mask, access_bytes=4, program_ids=pids)
@@ -47,23 +54,25 @@ class LaunchCounters:
 
     def __init__(self, spec: MachineSpec | str | None = None, *, programs: int, num_warps: int,
                  num_stages: int = 0, registers_per_thread: int = 0, shared_bytes_per_program: int = 0,
-                 l2: L2Cache | None | bool = True) -> None:
+                 l2: L2Cache | None | bool = True,
+                 extrapolate: tuple[float, tuple[np.ndarray, np.ndarray]] | None = None) -> None:
         self.spec = current_spec(spec)
         self.l2 = device_l2(self.spec) if l2 is True else (l2 or None)
         self.config = Counters(programs=programs, num_warps=num_warps, num_stages=num_stages,
                                registers_per_thread=registers_per_thread,
                                shared_bytes_per_program=shared_bytes_per_program)
         self.lines: dict[LineKey, Counters] = {}
-        self._stream: list[tuple[np.ndarray, np.ndarray, bool, int]] = []  # sectors, programs, write, line id
-        self._line_ids: dict[LineKey, int] = {}
+        self._stream: list[tuple[np.ndarray, np.ndarray, bool, int]] = []  # sectors, programs, write, group
+        self._groups: dict[tuple[LineKey, float], int] = {}  # (line, weight) -> group id
+        self._extrapolate = extrapolate
 
     def global_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
                       access_bytes: int = 4, *, store: bool = False,
-                      program_ids: np.ndarray | None = None) -> GlobalAccess:
+                      program_ids: np.ndarray | None = None, weight: float = 1.0) -> GlobalAccess:
         """A batch of global load (or store) warp instructions; program_ids: one per row, for L2 order."""
         result = coalesce(addresses, mask, access_bytes, self.spec, keep_sectors=self.l2 is not None)
-        self._add(line, result.to_counters("store" if store else "load"))
-        self._queue(line, result, store, program_ids)
+        self._add(line, result.to_counters("store" if store else "load").scaled(weight))
+        self._queue(line, result, store, program_ids, weight)
         return result
 
     def shared_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
@@ -72,12 +81,12 @@ class LaunchCounters:
         self._add(line, bank_conflicts(addresses, mask, access_bytes, self.spec).to_counters())
 
     def atomic_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
-                      access_bytes: int = 4, *, program_ids: np.ndarray | None = None) -> None:
+                      access_bytes: int = 4, *, program_ids: np.ndarray | None = None, weight: float = 1.0) -> None:
         """A batch of atomic warp instructions; they read and write their sectors at the L2."""
-        self._add(line, atomic_contention(addresses, mask, self.spec).to_counters())
+        self._add(line, atomic_contention(addresses, mask, self.spec).to_counters().scaled(weight))
         if self.l2 is not None:
             self._queue(line, coalesce(addresses, mask, access_bytes, self.spec, keep_sectors=True), True,
-                        program_ids)
+                        program_ids, weight)
 
     def instructions(self, line: LineKey, counts: Mapping[str, int], simt_flops: int = 0) -> None:
         """Warp instructions by class (see counters.INSTRUCTION_CLASSES) and their lane FLOPs."""
@@ -107,15 +116,16 @@ class LaunchCounters:
     def _add(self, line: LineKey, counters: Counters) -> None:
         self.lines[line] = self.lines.get(line, Counters()) + counters
 
-    def _queue(self, line: LineKey, result: GlobalAccess, write: bool, program_ids: np.ndarray | None) -> None:
+    def _queue(self, line: LineKey, result: GlobalAccess, write: bool, program_ids: np.ndarray | None,
+               weight: float) -> None:
         if self.l2 is None or result.sector_ids.size == 0:
             return
         if program_ids is None:
             per_sector = np.zeros(result.sector_ids.size, dtype=np.int64)
         else:
             per_sector = np.repeat(np.asarray(program_ids, dtype=np.int64), result.sectors)
-        line_id = self._line_ids.setdefault(line, len(self._line_ids))
-        self._stream.append((result.sector_ids, per_sector, write, line_id))
+        group = self._groups.setdefault((line, weight), len(self._groups))
+        self._stream.append((result.sector_ids, per_sector, write, group))
 
     def _run_l2(self) -> None:
         """Order the stream by program (then by arrival), run it, attribute hits and DRAM bytes."""
@@ -124,10 +134,38 @@ class LaunchCounters:
         writes = np.concatenate([np.full(s.size, w) for s, _, w, _ in self._stream])
         groups = np.concatenate([np.full(s.size, g) for s, _, _, g in self._stream])
         order = np.argsort(programs, kind="stable")
-        stats = self.l2.access(sectors[order], writes[order], groups[order])
+        sectors, writes, groups = sectors[order], writes[order], groups[order]
+        first = np.zeros(sectors.size, dtype=bool)
+        first[np.unique(sectors, return_index=True)[1]] = True
+        stats = self.l2.access(sectors, writes, 2 * groups + first)  # group g: 2g later touches, 2g+1 first
         self.l2.end_launch()
-        keys = {v: k for k, v in self._line_ids.items()}
-        for group, (hits, misses, read, written) in stats.by_group.items():
-            self._add(keys[group], Counters(l2_hits=hits, l2_misses=misses, dram_read_bytes=read,
-                                            dram_write_bytes=written))
+        keys = {v: k for k, v in self._groups.items()}
+        caps = self._first_touch_caps(sectors[first], groups[first], keys)
+        for split, (hits, misses, read, written) in stats.by_group.items():
+            group, is_first = divmod(split, 2)
+            line, weight = keys[group]
+            cap = caps.get(group, 1.0) if is_first else 1.0
+            # the first touches the cap removes stand for accesses of sectors already in the L2: hits
+            self._add(line, Counters(l2_hits=round(weight * (hits + misses * (1 - cap))),
+                                     l2_misses=round(weight * cap * misses), dram_read_bytes=round(weight * cap * read),
+                                     dram_write_bytes=round(weight * cap * written)))
         self._stream.clear()
+
+    def _first_touch_caps(self, sectors: np.ndarray, groups: np.ndarray, keys: dict) -> dict[int, float]:
+        """Per group, the factor (<= 1) that keeps each buffer's extrapolated first touches within its sectors."""
+        if self._extrapolate is None or not sectors.size:
+            return {}
+        factor, (starts, ends) = self._extrapolate
+        if not len(starts):
+            return {}
+        sector = self.spec.sector_bytes
+        buffer = np.searchsorted(np.asarray(starts) // sector, sectors, side="right") - 1
+        inside = (buffer >= 0) & (sectors * sector < np.asarray(ends)[np.maximum(buffer, 0)])
+        weights = np.array([keys[g][1] for g in range(len(keys))])
+        demand = np.bincount(buffer[inside], weights=weights[groups[inside]] * factor, minlength=len(starts))
+        extent = -(-(np.asarray(ends) - np.asarray(starts)) // sector)
+        cap = np.minimum(1.0, extent / np.maximum(demand, 1e-300))
+        per_sector = np.where(inside, cap[np.maximum(buffer, 0)], 1.0)
+        totals = np.bincount(groups, weights=per_sector, minlength=len(keys))
+        counts = np.bincount(groups, minlength=len(keys))
+        return {g: totals[g] / counts[g] for g in range(len(keys)) if counts[g]}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import functools
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -88,7 +89,15 @@ class MachineSpec:
         _validate(self)
 
     def __hash__(self) -> int:
-        return hash(tuple((f.name, _freeze(getattr(self, f.name))) for f in _compared_fields()))
+        # specs key the device L2s and the profiler's caches on every launch: hash the fields once
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(tuple((f.name, _freeze(getattr(self, f.name))) for f in _compared_fields()))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __reduce__(self):  # pickles without the cached hash (string hashes differ between processes)
+        return _rebuild_spec, (dataclasses.asdict(self),)
 
     # --- derived numbers -------------------------------------------------------------------------
 
@@ -155,6 +164,11 @@ DTYPE_ALIASES = {
 }
 
 
+def _rebuild_spec(values: dict) -> MachineSpec:
+    return MachineSpec(**values)
+
+
+@functools.cache
 def _compared_fields() -> tuple[dataclasses.Field, ...]:
     return tuple(f for f in dataclasses.fields(MachineSpec) if f.compare)
 

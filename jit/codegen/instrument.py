@@ -3,8 +3,8 @@
 Only the instrumented variant (Options.instrument) emits any of this; plain code is unchanged.
 Every counted op gets a *probe*: an index into a counts array that the op increments each time it
 executes, and a JSON-able description (op name, source line, shapes, dtypes, the attributes the
-profiler needs). Global loads, stores and atomics also append one trace record per execution to
-their own stream (so a stream is a [records, words] matrix the runtime reads without parsing):
+profiler needs). Global loads, stores and atomics also append one trace record per traced execution
+to their own stream (so a stream is a [records, words] matrix the runtime reads without parsing):
 
     [linear program id, address_0 .. address_{numel-1}, mask bytes (one per element, padded to 8)]
 
@@ -16,6 +16,10 @@ The instrumentation record (context slot abi.COUNTERS -> int64[abi.INSTR_SLOTS])
 stream table (base, capacity, cursor per probe), a grow callback and the counts array. A record
 that does not fit calls grow(record, probe, words): the runtime keeps the filled chunk and installs
 a fresh, larger one, so a trace never overflows. Instrumented code runs on one thread.
+
+The record's stride S thins the trace inside loops: a program traces executions 0, S, 2S, ... of each
+memory op (counted from the op's count at the program's start), so every program samples the same loop
+iterations and reuse between programs stays visible; the counts still see every execution.
 """
 
 from __future__ import annotations
@@ -77,14 +81,18 @@ def count(lw, op: Operation, kind: str | None = None) -> None:
     _increment(lw, probe)
 
 
-def _increment(lw, probe: int) -> None:
+def _increment(lw, probe: int) -> ir.Value:
+    """Count one execution; returns how many executions of this probe the current program made before."""
     b = lw.b
     if lw.counts_ptr is None:
         record = lw.entry.inttoptr(lw.ctx_slot(abi.COUNTERS), I64.as_pointer())
         raw = lw.entry.load(lw.entry.gep(record, [ir.Constant(I64, abi.INSTR_COUNTS)], inbounds=True))
         lw.counts_ptr = lw.entry.inttoptr(raw, I64.as_pointer())
+    at_start = lw.entry.load(lw.entry.gep(lw.counts_ptr, [ir.Constant(I64, probe)], inbounds=True))
     slot = b.gep(lw.counts_ptr, [ir.Constant(I64, probe)], inbounds=True)
-    b.store(b.add(b.load(slot), ir.Constant(I64, 1)), slot)
+    count = b.load(slot)
+    b.store(b.add(count, ir.Constant(I64, 1)), slot)
+    return b.sub(count, at_start)
 
 
 def record_words(numel: int, masked: bool) -> int:
@@ -99,13 +107,20 @@ def trace_access(lw, op: Operation, shape: tuple[int, ...], ptr: Value, mask: Va
     probe = new_probe(lw, op, trace=True)
     lw.probes[probe]["masked"] = mask is not None
     lw.probe_ids[(op, None)] = probe
-    _increment(lw, probe)
+    done = _increment(lw, probe)
+    b = lw.b
+    record = b.inttoptr(lw.ctx_slot(abi.COUNTERS), I64.as_pointer())
+    stride = b.load(b.gep(record, [ir.Constant(I64, abi.INSTR_STRIDE)], inbounds=True))
+    with b.if_then(b.icmp_unsigned("==", b.urem(done, stride), ir.Constant(I64, 0))):
+        _append_record(lw, record, probe, shape, ptr, mask)
+
+
+def _append_record(lw, record: ir.Value, probe: int, shape: tuple[int, ...], ptr: Value, mask: Value | None) -> None:
     b = lw.b
     numel = 1
     for s in shape:
         numel *= s
     need = ir.Constant(I64, record_words(numel, mask is not None))
-    record = b.inttoptr(lw.ctx_slot(abi.COUNTERS), I64.as_pointer())
     table = b.inttoptr(b.load(b.gep(record, [ir.Constant(I64, abi.INSTR_STREAMS)], inbounds=True)),
                        I64.as_pointer())
 

@@ -117,10 +117,16 @@ def test_l2_smaller_than_working_set_turns_reread_into_dram_traffic():
     n = 1 << 14  # 64 KiB read twice
     big = simulator.get_spec("mtt-s5000")
     tiny = big.replace(name="tiny-l2", l2_bytes=16 * 1024)
+    x = RNG.standard_normal(n).astype(np.float32)
+    out = np.empty_like(x)
+
+    def copy(spec):
+        return profile_one(lambda: copy_kernel[(n // 1024,)](x, out, n, 1, BLOCK=1024, machine=spec, sample=False))
+
     for spec, expect_hits in ((big, True), (tiny, False)):
         simulator.reset_device_l2()
-        run_copy(n, machine=spec, sample=False)  # every program feeds the L2, as on the device
-        second = run_copy(n, machine=spec, sample=False).totals
+        copy(spec)  # every program feeds the L2, as on the device
+        second = copy(spec).totals
         if expect_hits:
             assert second.dram_read_bytes == 0 and second.l2_hits >= n * 4 // 32
         else:
@@ -269,3 +275,41 @@ def test_atomics_count_same_address_serialisation():
     assert c.atomic_serialized >= n - 4 * 3 * (256 // 32)  # at most 4 distinct addresses per instruction
     assert c.atomic_max_multiplicity >= n // 4
     assert c.load_requests > 0 and c.masked_lanes > 0
+
+
+@jit
+def row_loop_kernel(out_ptr, x_ptr, w_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    """Each program walks many rows (like RMSNorm); w is re-read every row."""
+    cols = tl.arange(0, BLOCK)
+    for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
+        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+        w = tl.load(w_ptr + cols, mask=cols < n_cols, other=0.0)
+        tl.store(out_ptr + row * n_cols + cols, x * w, mask=cols < n_cols)
+
+
+def test_auto_plan_thins_loops_only_when_programs_do_not_fit():
+    from jit import sampling
+
+    assert sampling.auto_plan(8, [(1, 1025)] * 3) == (1, 8)  # small: every program, every execution
+    stride, programs = sampling.auto_plan(1024, [(1, 4097)] * 3)  # a vector add: programs, not strides
+    assert stride == 1 and sampling.MIN_PROGRAMS <= programs < 1024
+    stride, programs = sampling.auto_plan(64, [(64, 4097)] * 3)  # long loops in every program
+    assert stride > 1 and programs >= sampling.MIN_PROGRAMS
+    assert sampling.auto_plan(64, [(64, 4097)] * 3) == (stride, programs)  # a plan, not a timing
+
+
+def test_thinned_loops_stay_bit_identical_and_close_to_the_full_count():
+    n_rows, n_cols, programs = 2048, 1000, 16
+    x = RNG.standard_normal((n_rows, n_cols)).astype(np.float32)
+    w = RNG.standard_normal(n_cols).astype(np.float32)
+    out = np.empty_like(x)
+    launch = lambda **o: row_loop_kernel[(programs,)](out, x, w, n_rows, n_cols, BLOCK=1024, **o)  # noqa: E731
+    simulator.reset_device_l2()
+    full = profile_one(lambda: launch(sample=False))
+    simulator.reset_device_l2()
+    auto = profile_one(launch)
+    np.testing.assert_array_equal(out, x * w)
+    assert auto.sampled and not full.sampled
+    for name in ("load_requests", "load_sectors", "store_sectors", "dram_read_bytes"):
+        assert abs(auto.totals.__dict__[name] / full.totals.__dict__[name] - 1) < 0.03, name
+    assert abs(auto.modeled_seconds / full.modeled_seconds - 1) < 0.05
