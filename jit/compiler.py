@@ -97,7 +97,7 @@ def _compile_or_load(jit_fn, signature: dict, options: Options) -> CompiledKerne
             pass
     func = compile_kernel(jit_fn, signature)
     verify(func)
-    run_passes(func, model_gpu=options.instrument)
+    run_passes(func, num_warps=options.num_warps, model_gpu=options.instrument)
     verify(func)
     from jit.codegen.lower import CodegenOptions, lower
 

@@ -176,3 +176,27 @@ def _rows_cached(layout: BlockedLayout) -> WarpRows:
 def warp_rows(layout: BlockedLayout) -> WarpRows:
     """Every warp instruction of one access of the whole tile, lane by lane (cached per layout)."""
     return _rows_cached(layout)
+
+
+def reduction_split(layout: BlockedLayout, axis: int) -> tuple[int, int, int]:
+    """(elements per thread, lanes, warps) that hold distinct elements along `axis`: how Triton reduces it.
+
+    Each thread first folds its own elements of the axis in register order, then lanes combine by
+    butterfly shuffles (xor lanes/2 .. 1), then warps through shared memory (xor warps/2 .. 1). Lanes and
+    warps that only hold replicas of the axis take no part (Triton's "threads with unique data")."""
+    n = layout.shape[axis]
+    per_thread = min(layout.size_per_thread[axis], n)
+    lanes = min(layout.lanes[axis], max(1, n // per_thread))
+    warps = min(layout.warps[axis], max(1, n // (per_thread * lanes)))
+    return per_thread, lanes, warps
+
+
+def reduction_order(n: int, per_thread: int, lanes: int, warps: int) -> np.ndarray:
+    """Positions along a reduced axis of length n as [threads, registers]: row t = lane * warps + warp holds
+    that thread's elements in register order. Folding each row left to right and then halving over rows
+    (row t with row t + rows/2, ...) adds in exactly Triton's order (see reduction_split)."""
+    repeats = n // (per_thread * lanes * warps)
+    lane, warp, rep, j = np.meshgrid(np.arange(lanes), np.arange(warps), np.arange(repeats), np.arange(per_thread),
+                                     indexing="ij")
+    position = ((rep * warps + warp) * lanes + lane) * per_thread + j
+    return position.reshape(lanes * warps, repeats * per_thread)

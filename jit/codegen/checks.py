@@ -174,8 +174,11 @@ def all_active(lw, shape: tuple[int, ...], mask: Value) -> ir.Value:
     key = (lw.block_key, "all", mask)
     if key not in lw.cache:
         proven = ranges.provably_all_on(lw, mask)
-        exact = lambda: [_reduce_mask(lw, shape, mask, any_lane=False)]  # noqa: E731
-        lw.cache[key] = exact()[0] if proven is None else _unless(lw, proven, [_TRUE], exact)[0]
+        if proven is None:
+            lw.cache[key] = _reduce_mask(lw, shape, mask, any_lane=False)
+        else:  # the pass runs only when the proof fails (partial tiles): a scalar loop, cheap to compile
+            exact = lambda: [_reduce_mask(lw, shape, mask, any_lane=False, scalar=True)]  # noqa: E731
+            lw.cache[key] = _unless(lw, proven, [_TRUE], exact)[0]
     return lw.cache[key]
 
 
@@ -191,26 +194,30 @@ def _offset_pass(lw, shape, ptr: Value, mask: Value | None, cached: bool = True)
     """Min/max of the offsets over all lanes and, in the same pass, whether every lane is on; only when
     some lane is off does a second pass take min/max over the active lanes (selects cost as much as
     the rest of the pass, and most programs have every lane on). `cached`: share the all-on bit with
-    later ops of the block (only where this code dominates them)."""
+    later ops of the block (only where this code dominates them); uncached passes are on cold paths and
+    compile as scalar loops."""
     b = lw.b
     terms = offset_terms(ptr)
     if not terms:
-        return OffsetStats(_TRUE if mask is None else _reduce_mask(lw, shape, mask, any_lane=True), None, None)
+        any_on = _TRUE if mask is None else _reduce_mask(lw, shape, mask, any_lane=True, scalar=not cached)
+        return OffsetStats(any_on, None, None)
     wide = len(terms) > 1
     signed = wide or terms[0].type.dtype.is_int_signed()
     ty = I64 if wide else register_type(terms[0].type.dtype)
     offsets = lambda idx: element_offset(lw, ptr, idx, wide)  # noqa: E731
-    lo, hi, all_on = _min_max(lw, shape, offsets, mask, signed, ty, masked=False)
+    lo, hi, all_on = _min_max(lw, shape, offsets, mask, signed, ty, masked=False, scalar=not cached)
     if all_on is None:
         return OffsetStats(_TRUE, *_widen(b, lo, hi, signed))
     if cached:
         lw.cache[(lw.block_key, "all", mask)] = all_on
-    lo, hi = _unless(lw, all_on, [lo, hi], lambda: _min_max(lw, shape, offsets, mask, signed, ty, masked=True)[:2])
+    lo, hi = _unless(lw, all_on, [lo, hi],
+                     lambda: _min_max(lw, shape, offsets, mask, signed, ty, masked=True, scalar=True)[:2])
     any_on = b.icmp_signed("<=", lo, hi) if signed else b.icmp_unsigned("<=", lo, hi)
     return OffsetStats(any_on, *_widen(b, lo, hi, signed))
 
 
-def _min_max(lw, shape, offsets, mask: Value | None, signed: bool, ty: ir.IntType, masked: bool):
+def _min_max(lw, shape, offsets, mask: Value | None, signed: bool, ty: ir.IntType, masked: bool,
+             scalar: bool = False):
     """One pass: (min, max) of `offsets(lane index)` (of active lanes only when `masked`), and the and of
     the mask over all lanes (None without a mask, or when `masked`)."""
     b = lw.b
@@ -236,7 +243,7 @@ def _min_max(lw, shape, offsets, mask: Value | None, signed: bool, ty: ir.IntTyp
         b.store(b.call(smallest, [b.load(lo_slot), low]), lo_slot)
         b.store(b.call(largest, [b.load(hi_slot), high]), hi_slot)
 
-    loop_nest(b, shape, lane)
+    loop_nest(b, shape, lane, scalar=scalar)
     all_on = None if all_slot is None else b.icmp_unsigned("!=", b.load(all_slot), ir.Constant(I8, 0))
     return b.load(lo_slot), b.load(hi_slot), all_on
 
@@ -255,7 +262,7 @@ def _extremes(ty: ir.IntType, signed: bool) -> tuple[ir.Constant, ir.Constant]:
     return ir.Constant(ty, -1), ir.Constant(ty, 0)
 
 
-def _reduce_mask(lw, shape, mask: Value, any_lane: bool) -> ir.Value:
+def _reduce_mask(lw, shape, mask: Value, any_lane: bool, scalar: bool = False) -> ir.Value:
     """i1: some lane is on (or-reduction) or every lane is on (and-reduction), in one pass."""
     b = lw.b
     slot = lw.scratch(I8, 1)
@@ -265,7 +272,7 @@ def _reduce_mask(lw, shape, mask: Value, any_lane: bool) -> ir.Value:
         bit = b.zext(lw.element(mask, idx), I8)
         b.store(b.or_(b.load(slot), bit) if any_lane else b.and_(b.load(slot), bit), slot)
 
-    loop_nest(b, shape, lane)
+    loop_nest(b, shape, lane, scalar=scalar)
     return b.icmp_unsigned("!=", b.load(slot), ir.Constant(I8, 0))
 
 

@@ -20,6 +20,7 @@ from jit.codegen.provenance import Provenance
 from jit.interp import numerics as N
 from jit.interp.elementwise import ELEMENTWISE, cast_value
 from jit.interp.memory import AccessError, Memory
+from jit.layout import reduction_order
 
 
 class Hooks:
@@ -196,9 +197,19 @@ def _gather(m, op, args):
 
 
 def _reduce(m, op, args):
+    """The code generator's order (jit.codegen.reduce): each thread's registers in turn, then halving."""
     axis = op.attrs["axis"]
     xs = [np.moveaxis(a, axis, -1) for a in args]
     n = xs[0].shape[-1]
+    split = op.attrs.get("split")
+    if split is not None and n > 1 and n % (split[0] * split[1] * split[2]) == 0:
+        order = reduction_order(n, *split)  # [threads, registers]
+        xs = [x[..., order] for x in xs]
+        accs = [x[..., 0] for x in xs]
+        for r in range(1, order.shape[1]):
+            combined = m.run_region(op.regions[0], accs + [x[..., r] for x in xs])
+            accs = [np.broadcast_to(c, a.shape).astype(a.dtype) for c, a in zip(combined, accs)]
+        xs, n = accs, order.shape[0]
     while n > 1:
         h = (n + 1) // 2
         left = [x[..., :n - h] for x in xs]

@@ -1,6 +1,7 @@
 """IR-to-IR passes, run in the order `run_passes` lists them."""
 
 from dsl.ir.core import Function
+from jit.passes.assign_reduction_order import assign_reduction_order
 from jit.passes.carry_pointer_bases import carry_pointer_bases
 from jit.passes.combine_dot_add import combine_dot_add
 from jit.passes.eliminate_common_subexpressions import eliminate_common_subexpressions
@@ -8,9 +9,10 @@ from jit.passes.eliminate_dead_code import eliminate_dead_code
 from jit.passes.fold_constants import fold_constants
 
 
-def run_passes(func: Function, *, model_gpu: bool = False) -> None:
-    """model_gpu keeps the IR as a GPU compiler would run it (instrumented builds count its instructions),
-    skipping rewrites made only for CPU speed."""
+def run_passes(func: Function, *, num_warps: int = 4, model_gpu: bool = False) -> None:
+    """num_warps decides the GPU's reduction order (sums round as on the GPU); model_gpu keeps the IR as a GPU
+    compiler would run it (instrumented builds count its instructions), skipping rewrites made only for CPU speed."""
+    assign_reduction_order(func, num_warps)
     fold_constants(func)
     combine_dot_add(func)
     if not model_gpu:
@@ -19,5 +21,5 @@ def run_passes(func: Function, *, model_gpu: bool = False) -> None:
     eliminate_dead_code(func)
 
 
-__all__ = ["run_passes", "carry_pointer_bases", "fold_constants", "eliminate_common_subexpressions",
-           "eliminate_dead_code", "combine_dot_add"]
+__all__ = ["run_passes", "assign_reduction_order", "carry_pointer_bases", "fold_constants",
+           "eliminate_common_subexpressions", "eliminate_dead_code", "combine_dot_add"]

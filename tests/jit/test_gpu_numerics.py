@@ -100,3 +100,20 @@ def test_philox_stream_matches_h200():
     rand_kernel[(1,)](bits, uniform, rec["seed"], N=1024)
     np.testing.assert_array_equal(bits, np.array(rec["randint"], np.int32))
     np.testing.assert_array_equal(uniform, np.array(rec["rand"], np.float32))
+
+
+@jit
+def sum_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    tl.store(out_ptr + tl.program_id(0), tl.sum(tl.load(x_ptr + tl.program_id(0) * N + r), axis=0))
+
+
+@pytest.mark.parametrize("interpret", [False, True])
+@pytest.mark.parametrize("num_warps", [1, 4, 8])
+def test_sum_rounds_as_on_h200(num_warps, interpret):
+    """Order-sensitive rows (large values that cancel): each thread's 4 loaded elements, lanes, then warps."""
+    x = np.array(DATA["sum"]["x"], np.float32)
+    out = np.empty(x.shape[0], np.float32)
+    sum_kernel[(x.shape[0],)](x, out, N=x.shape[1], num_warps=num_warps, interpret=interpret)
+    expected = np.array(DATA["sum"][f"sum_num_warps_{num_warps}"], np.float32)
+    np.testing.assert_array_equal(out.view(np.int32), expected.view(np.int32))

@@ -46,6 +46,8 @@ def test_w4a16_packing_orders_agree():
 
 
 def dram_bytes(case) -> int:
+    """DRAM bytes of the case's launches on a cold device (the L2 would otherwise keep earlier tests' data)."""
+    simulator.reset_device_l2()
     with simulator.profile() as prof:
         case.run()
     return sum(r.counters["dram_bytes"] for r in prof.launches)
