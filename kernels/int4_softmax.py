@@ -254,14 +254,14 @@ def _cases():
     ref = int4_softmax_reference(codes, scales, zeros, C, G, out_dtype=np.float16)
     rtol, atol = TOLERANCE[np.dtype(np.float16)]
     yield Case("int4_softmax", f"R={R} C={C} G={G}", "int4->fp16",
-               run=lambda: int4_softmax(codes, scales, zeros, C, G, out_dtype=np.float16),
-               reference=lambda: int4_softmax_reference(codes, scales, zeros, C, G, out_dtype=np.float16),
+               run=lambda G=G: int4_softmax(codes, scales, zeros, C, G, out_dtype=np.float16),
+               reference=lambda G=G: int4_softmax_reference(codes, scales, zeros, C, G, out_dtype=np.float16),
                rtol=rtol, atol=atol, min_bytes=codes.nbytes + scales.nbytes + zeros.nbytes + R * C * 2,
                notes={"max_abs_err_vs_fp32_logits": f"{np.abs(ref - exact).max():.2e}"})
 
     # int32 scores as kernels.int4_attention makes them (D=128 INT4 dots, one scale per row and 64-key group, no
     # zero points), with a causal mask as row lengths: the last 64 of 2001 query positions.
-    G = 64
+    G = 64  # (the case above binds its own G)
     scores = rng.integers(-49 * 128, 49 * 128, size=(R, C), dtype=np.int32)
     group_scales = rng.uniform(1e-4, 1e-3, size=(R, cdiv(C, G))).astype(np.float32)
     lengths = C - 64 + 1 + np.arange(R, dtype=np.int32)

@@ -122,8 +122,8 @@ def test_int32_codes_large_logits_constant_rows_zero_points_and_codes():
 def test_registered_case():
     from kernels import int4_softmax as module
 
-    for case in module._cases():
-        assert check(case, case.run(), case.reference())
+    for case in list(module._cases()):  # collected first, as `python -m kernels` does
+        assert check(case, case.run(), case.reference()), case.op
 
 
 def test_rejects_bad_inputs():
