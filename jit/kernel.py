@@ -13,8 +13,6 @@ import inspect
 import re
 from collections.abc import Callable
 
-import numpy as np
-
 from dsl import dtypes as T
 from dsl.core import constexpr, unwrap
 from dsl.frontend import ParsedSource, is_constexpr_annotation
@@ -120,11 +118,7 @@ class JITFunction:
             if name in self.constexprs:
                 signature[name] = unwrap(value)
                 continue
-            if type(value) is np.ndarray:  # the common case first (launch overhead)
-                kind = launcher.numpy_buffer(value)
-            else:
-                kind = launcher.classify(unwrap(value), name, self.__name__,
-                                         specialize=name not in self.do_not_specialize)
+            kind = launcher.classify(unwrap(value), name, self.__name__, specialize=name not in self.do_not_specialize)
             if isinstance(kind, launcher.Buffer):
                 signature[name] = kind.type
                 runtime.append((name, kind, kind.type))
