@@ -5,12 +5,15 @@ register order, lanes combine by butterfly shuffles, then warps through shared m
 sums depend on that order. The split follows the operand's blocked layout: Triton's default for
 `num_warps` warps of WARP_SIZE lanes, with 16 bytes per thread along the last dim when the values come
 from a load that is contiguous along it (the coalescing pass vectorises such loads and the reduction
-inherits the load's layout), one element per thread otherwise. The pass sets
+inherits the load's layout), but never more than the tile's elements per thread; one element per thread
+otherwise. Not modeled: Triton also narrows the vector when it cannot prove the rows 16-byte aligned. The pass sets
 `split = (per_thread, lanes, warps)`; the code generator and the interpreter add in that order.
 tests/jit/test_gpu_numerics.py replays sums recorded on an H200 and matches them bit for bit.
 """
 
 from __future__ import annotations
+
+import math
 
 from dsl.ir.core import Function, Value
 from jit.layout import default_layout, reduction_split
@@ -23,7 +26,9 @@ def assign_reduction_order(func: Function, num_warps: int) -> None:
     for op in func.walk():
         if op.name == "tile.reduce" and op.operands[0].type.shape:
             shape = op.operands[0].type.shape
-            layout = default_layout(shape, num_warps, WARP_SIZE, _vector(op.operands[0]))
+            # as Triton's coalescing pass: at most 16 bytes, and no more than the tile has per thread
+            vector = min(_vector(op.operands[0]), max(1, math.prod(shape) // (num_warps * WARP_SIZE)))
+            layout = default_layout(shape, num_warps, WARP_SIZE, vector)
             op.attrs["split"] = reduction_split(layout, op.attrs["axis"])
 
 

@@ -24,6 +24,11 @@ def row_sums(x_ptr, out_ptr, n_cols, R: tl.constexpr, C: tl.constexpr, AXIS: tl.
 
 
 @jit
+def load_sum(x_ptr, out_ptr, N: tl.constexpr):
+    tl.store(out_ptr, tl.sum(tl.load(x_ptr + tl.arange(0, N)), axis=0))
+
+
+@jit
 def arange_sum(out_ptr, N: tl.constexpr):
     tl.store(out_ptr, tl.sum(tl.arange(0, N).to(tl.float32) * 0.1, axis=0))
 
@@ -49,6 +54,9 @@ def test_split_follows_the_load_layout(num_warps):
             [reduction_split(scattered, axis)]
     assert _splits(arange_sum, {"out_ptr": out}, {"N": 512}, num_warps) == \
         [reduction_split(default_layout((512,), num_warps, 32, 1), 0)]
+    # a small tile: no more elements per thread than it has (128 over 4 warps of 32: one each)
+    assert _splits(load_sum, {"x_ptr": x, "out_ptr": out}, {"N": 128}, 4) == \
+        [reduction_split(default_layout((128,), 4, 32, 1), 0)]
 
 
 @pytest.mark.parametrize("axis, columns, num_warps", [(0, False, 4), (1, False, 2), (1, True, 8), (0, True, 1)])
