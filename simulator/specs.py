@@ -97,7 +97,7 @@ class MachineSpec:
         return h
 
     def __reduce__(self):  # pickles without the cached hash (string hashes differ between processes)
-        return _rebuild_spec, (dataclasses.asdict(self),)
+        return _rebuild_spec, ({f.name: getattr(self, f.name) for f in dataclasses.fields(self)},)
 
     # --- derived numbers -------------------------------------------------------------------------
 
