@@ -79,16 +79,17 @@ class CompiledKernel:
         return bool(self.print_types) or any(s.kind == "print" for s in self.sites)
 
 
-def compile(jit_fn, signature: dict, options: Options) -> CompiledKernel:
-    """Compile, or load from the disk cache when an identical build exists."""
-    kernel = _compile_or_load(jit_fn, signature, options)
+def compile(jit_fn, signature: dict, options: Options, divisible: tuple[str, ...] = ()) -> CompiledKernel:
+    """Compile, or load from the disk cache when an identical build exists. `divisible`: the integer and
+    pointer arguments known to be multiples of 16 (Triton's specialisation; it shapes the reduction order)."""
+    kernel = _compile_or_load(jit_fn, signature, options, tuple(divisible))
     source = jit_fn.parsed
     kernel.metadata["source"] = {"file": source.file, "first_line": source.first_line, "lines": source.lines}
     return kernel
 
 
-def _compile_or_load(jit_fn, signature: dict, options: Options) -> CompiledKernel:
-    key = cache_key(jit_fn, signature, options)
+def _compile_or_load(jit_fn, signature: dict, options: Options, divisible: tuple[str, ...]) -> CompiledKernel:
+    key = cache_key(jit_fn, signature, options, divisible)
     files = cache.get(key)
     if files is not None:
         try:
@@ -97,7 +98,7 @@ def _compile_or_load(jit_fn, signature: dict, options: Options) -> CompiledKerne
             pass
     func = compile_kernel(jit_fn, signature)
     verify(func)
-    run_passes(func, num_warps=options.num_warps, model_gpu=options.instrument)
+    run_passes(func, num_warps=options.num_warps, divisible=frozenset(divisible), model_gpu=options.instrument)
     verify(func)
     from jit.codegen.lower import CodegenOptions, lower
 
@@ -124,9 +125,10 @@ def _from_cache(jit_fn, signature, options, files) -> CompiledKernel:
                           engine.load(obj.obj), {"from_disk_cache": True}, meta.get("probes", []))
 
 
-def cache_key(jit_fn, signature: dict, options: Options) -> str:
+def cache_key(jit_fn, signature: dict, options: Options, divisible: tuple[str, ...] = ()) -> str:
     spec = {name: (str(t) if isinstance(t, TileType) else repr(t)) for name, t in signature.items()}
-    text = json.dumps([compiler_fingerprint(), jit_fn.cache_key, spec, options.__dict__, engine.target_key()],
+    text = json.dumps([compiler_fingerprint(), jit_fn.cache_key, spec, options.__dict__, sorted(divisible),
+                       engine.target_key()],
                       sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 

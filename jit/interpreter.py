@@ -39,17 +39,18 @@ def mode(options: dict) -> str | None:
     raise ValueError(f"interpret must be True, False or 'eager', got {value!r}")
 
 
-def ir_of(jit_fn, signature: dict, num_warps: int = 4) -> Function:
+def ir_of(jit_fn, signature: dict, num_warps: int = 4, divisible: tuple[str, ...] = ()) -> Function:
     """The verified, optimised IR of one specialisation (what the code generator would lower), cached."""
     from jit.passes import run_passes
 
     cache = jit_fn.__dict__.setdefault("_interpreter_ir", {})
-    key = (tuple((n, str(v) if isinstance(v, TileType) else repr(v)) for n, v in signature.items()), num_warps)
+    key = (tuple((n, str(v) if isinstance(v, TileType) else repr(v)) for n, v in signature.items()), num_warps,
+           tuple(divisible))
     func = cache.get(key)
     if func is None:
         func = compile_kernel(jit_fn, signature)
         verify(func)
-        run_passes(func, num_warps=num_warps)
+        run_passes(func, num_warps=num_warps, divisible=frozenset(divisible))
         verify(func)
         cache[key] = func
     return func
@@ -99,7 +100,7 @@ def run(jit_fn, signature: dict, options: dict, runtime: list, grid, how: str):
         hooks = sanitize.hooks_for(None, jit_fn, options)
         eager.run(jit_fn, signature, runtime, grid, schedule(total), hooks)
         return hooks if hooks.active else None
-    func = ir_of(jit_fn, signature, int(options.get("num_warps", 4)))
+    func = ir_of(jit_fn, signature, int(options.get("num_warps", 4)), jit_fn.divisibility(runtime))
     args, buffers = register_args(runtime)
     hooks = sanitize.hooks_for(func, jit_fn, options)
     from jit.interp.machine import Machine

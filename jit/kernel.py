@@ -167,7 +167,7 @@ class JITFunction:
         key = (tuple(map(_key_of, signature.values())), options, divisibility)  # values come in parameter order
         kernel = self.compiled.get(key)
         if kernel is None:
-            kernel = compiler.compile(self, signature, options)
+            kernel = compiler.compile(self, signature, options, divisibility)
             kernel.metadata["divisible_by_16"] = divisibility
             self.compiled[key] = kernel
         return kernel

@@ -9,10 +9,12 @@ from jit.passes.eliminate_dead_code import eliminate_dead_code
 from jit.passes.fold_constants import fold_constants
 
 
-def run_passes(func: Function, *, num_warps: int = 4, model_gpu: bool = False) -> None:
-    """num_warps decides the GPU's reduction order (sums round as on the GPU); model_gpu keeps the IR as a GPU
-    compiler would run it (instrumented builds count its instructions), skipping rewrites made only for CPU speed."""
-    assign_reduction_order(func, num_warps)
+def run_passes(func: Function, *, num_warps: int = 4, divisible: frozenset[str] = frozenset(),
+               model_gpu: bool = False) -> None:
+    """num_warps and divisible (arguments that are multiples of 16) decide the GPU's reduction order, so sums
+    round as on the GPU; model_gpu keeps the IR as a GPU compiler would run it (instrumented builds count its
+    instructions), skipping rewrites made only for CPU speed."""
+    assign_reduction_order(func, num_warps, divisible)
     fold_constants(func)
     combine_dot_add(func)
     if not model_gpu:

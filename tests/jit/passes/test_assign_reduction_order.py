@@ -6,7 +6,6 @@ import pytest
 import dsl as tl
 from dsl.frontend import compile_kernel
 from jit import jit
-from jit.launcher import classify
 from jit.layout import default_layout, reduction_split
 from jit.passes import run_passes
 
@@ -24,6 +23,12 @@ def row_sums(x_ptr, out_ptr, n_cols, R: tl.constexpr, C: tl.constexpr, AXIS: tl.
 
 
 @jit
+def strided_rows_sum(x_ptr, out_ptr, stride, C: tl.constexpr):
+    cols = tl.arange(0, C)
+    tl.store(out_ptr + tl.program_id(0), tl.sum(tl.load(x_ptr + tl.program_id(0) * stride + cols), axis=0))
+
+
+@jit
 def load_sum(x_ptr, out_ptr, N: tl.constexpr):
     tl.store(out_ptr, tl.sum(tl.load(x_ptr + tl.arange(0, N)), axis=0))
 
@@ -34,10 +39,10 @@ def arange_sum(out_ptr, N: tl.constexpr):
 
 
 def _splits(jit_fn, args, constexprs, num_warps):
-    signature = {n: (classify(v, n, "t").type if isinstance(v, np.ndarray) else classify(v, n, "t"))
-                 for n, v in args.items()}
-    func = compile_kernel(jit_fn, {**signature, **constexprs})
-    run_passes(func, num_warps=num_warps)
+    """The splits the pass records, with the arguments specialised as a launch specialises them."""
+    signature, _, runtime = jit_fn.bind(tuple(args.values()), dict(constexprs))
+    func = compile_kernel(jit_fn, signature)
+    run_passes(func, num_warps=num_warps, divisible=frozenset(jit_fn.divisibility(runtime)))
     return [tuple(op.attrs["split"]) for op in func.walk() if op.name == "tile.reduce"]
 
 
@@ -54,6 +59,10 @@ def test_split_follows_the_load_layout(num_warps):
             [reduction_split(scattered, axis)]
     assert _splits(arange_sum, {"out_ptr": out}, {"N": 512}, num_warps) == \
         [reduction_split(default_layout((512,), num_warps, 32, 1), 0)]
+    # rows start 16-byte aligned only when the stride is known to be a multiple of 16 (Triton's specialisation)
+    for stride, vector in ((1024, 4), (1000, 1)):
+        assert _splits(strided_rows_sum, {"x_ptr": x, "out_ptr": out, "stride": stride}, {"C": 1024}, 4) == \
+            [reduction_split(default_layout((1024,), 4, 32, vector), 0)]
     # a small tile: no more elements per thread than it has (128 over 4 warps of 32: one each)
     assert _splits(load_sum, {"x_ptr": x, "out_ptr": out}, {"N": 128}, 4) == \
         [reduction_split(default_layout((128,), 4, 32, 1), 0)]
