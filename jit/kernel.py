@@ -17,7 +17,7 @@ from dsl import dtypes as T
 from dsl.core import constexpr, unwrap
 from dsl.frontend import ParsedSource, is_constexpr_annotation
 from dsl.ir.core import TileType
-from jit import compiler, interpreter, launcher
+from jit import compiler, interpreter, launcher, plans
 
 _MISSING = object()
 
@@ -56,6 +56,7 @@ class JITFunction:
         self.compiled: dict = {}  # specialisation key -> CompiledKernel
         self._plain: bool | None = None
         self._defaults = {p.name: (p.default if p.default is not p.empty else _MISSING) for p in self.params}
+        self._plans = plans.Plans(self)
 
     def _param_name(self, p) -> str:
         return self.arg_names[p] if isinstance(p, int) else p
@@ -148,7 +149,11 @@ class JITFunction:
         return arguments
 
     def run(self, *args, grid, **kwargs):
-        signature, options, runtime = self.bind(args, kwargs)  # kwargs is this call's own dict
+        kernel = self._plans.launch(args, kwargs, grid)  # a specialisation launched before (jit.plans)
+        if kernel is not None:
+            return kernel
+        call = dict(kwargs)
+        signature, options, runtime = self.bind(args, kwargs)
         how = interpreter.mode(options)
         kernel = None if how else self.get_compiled(signature, _options(options), self.divisibility(runtime))
         if callable(grid):
@@ -160,6 +165,7 @@ class JITFunction:
         model = {k: options[k] for k in MODEL_OPTIONS if k in options}
         launcher.launch(kernel, grid, runtime, machine=options.get("machine"), kernel_name=self.__name__,
                         jit_fn=self, model=model)
+        self._plans.remember(args, call, kernel, runtime)
         return kernel
 
     def get_compiled(self, signature: dict, options: compiler.Options, divisibility: tuple = ()):

@@ -100,11 +100,11 @@ def as_buffer(value) -> Buffer | None:
 def numpy_buffer(arr: np.ndarray) -> Buffer:
     """The Buffer of an array argument: its element type, data address and byte range."""
     dtype, type = _numpy_types(arr.dtype)
-    address = _data_address(arr)
+    address = data_address(arr)
     if arr.flags.c_contiguous:
         low, high = address, address + arr.nbytes
     else:
-        low, high = _byte_bounds(arr)
+        low, high = byte_bounds(arr)
     return Buffer(dtype, address, low, high, arr, type)
 
 
@@ -130,7 +130,7 @@ def _pick_data_address():
     return _slow_data_address
 
 
-_data_address = _pick_data_address()
+data_address = _pick_data_address()
 
 
 @functools.cache
@@ -140,7 +140,7 @@ def _numpy_types(np_dtype) -> tuple[T.dtype, TileType]:
     return dtype, _pointer_tile(dtype)
 
 
-def _byte_bounds(arr: np.ndarray) -> tuple[int, int]:
+def byte_bounds(arr: np.ndarray) -> tuple[int, int]:
     utils = getattr(np.lib, "array_utils", None)
     return utils.byte_bounds(arr) if utils is not None else np.byte_bounds(arr)
 
@@ -181,7 +181,7 @@ def launch(kernel, grid, runtime: list, machine=None, kernel_name: str = "", *, 
     grid = normalize_grid(grid, kernel_name)
     if grid[0] * grid[1] * grid[2] == 0:
         return
-    if jit_fn is not None and _profiling():
+    if jit_fn is not None and profiling():
         from jit import profiler
 
         profiler.profiled_launch(jit_fn, kernel, grid, runtime, machine=machine, **(model or {}))
@@ -189,7 +189,7 @@ def launch(kernel, grid, runtime: list, machine=None, kernel_name: str = "", *, 
     execute(kernel, grid, runtime, kernel_name)
 
 
-def _profiling() -> bool:
+def profiling() -> bool:
     """A profile can only be open once the simulator is imported (or WAVETILE_PROFILE asks for one)."""
     sim = sys.modules.get("simulator")
     if sim is None and env.get("WAVETILE_PROFILE", "0") not in ("", "0"):
@@ -217,25 +217,37 @@ def execute(kernel, grid: tuple[int, int, int], runtime: list, kernel_name: str 
             programs: np.ndarray | None = None, instrumentation: int = 0, threads: int | None = None) -> None:
     """Run the programs of a normalised grid: all of them, or only the linear ids in `programs` (in that
     order). `instrumentation`: address of an abi.INSTR_SLOTS record for instrumented variants."""
+    buffers = [v for _, v, _ in runtime if type(v) is Buffer]
+    slots = [v.address if type(v) is Buffer else _arg_slot(v, t) for _, v, t in runtime]
+    bounds = [x for b in buffers for x in (b.low, b.high - b.low)]
+    rc, error = run_frame(kernel, grid, slots, bounds, programs=programs, instrumentation=instrumentation,
+                          threads=threads)
+    if rc:
+        raise launch_error(kernel, kernel_name, rc, error, runtime)
+
+
+def run_frame(kernel, grid: tuple[int, int, int], slots: list[int], bounds: list[int], *,
+              programs: np.ndarray | None = None, instrumentation: int = 0,
+              threads: int | None = None) -> tuple[int, list[int] | None]:
+    """Run the programs on packed arguments (abi.ARGS slots, (base, size) pairs of the buffers); returns
+    the error code and the error record (see launch_error)."""
     total = grid[0] * grid[1] * grid[2]
     count = total if programs is None else len(programs)
     if count == 0:
-        return
-    buffers = [v for _, v, _ in runtime if type(v) is Buffer]
+        return 0, None
     threads = _thread_count(count) if threads is None else max(1, min(threads, count))
     # One int64 frame holds the context record, the error record, the program counter, the argument
     # slots and the buffer table: a single allocation per launch.
-    n_args = len(runtime)
-    frame = (ctypes.c_int64 * (_FRAME_ARGS + n_args + 2 * len(buffers)))()
+    n_args = len(slots)
+    frame = (ctypes.c_int64 * (_FRAME_ARGS + n_args + len(bounds)))()
     base = ctypes.addressof(frame)
     if n_args:
-        frame[_FRAME_ARGS:_FRAME_ARGS + n_args] = [v.address if type(v) is Buffer else _arg_slot(v, t)
-                                                   for _, v, t in runtime]
-    if buffers:
-        frame[_FRAME_ARGS + n_args:] = [x for b in buffers for x in (b.low, b.high - b.low)]
+        frame[_FRAME_ARGS:_FRAME_ARGS + n_args] = slots
+    if bounds:
+        frame[_FRAME_ARGS + n_args:] = bounds
     frame[abi.ARGS] = base + 8 * _FRAME_ARGS
     frame[abi.BUFFERS] = base + 8 * (_FRAME_ARGS + n_args)
-    frame[abi.N_BUFFERS] = len(buffers)
+    frame[abi.N_BUFFERS] = len(bounds) // 2
     frame[abi.GRID_X], frame[abi.GRID_Y], frame[abi.GRID_Z] = grid
     frame[abi.NEXT_PID] = base + 8 * _FRAME_COUNTER
     frame[abi.CHUNK] = max(1, count // (threads * 16)) if threads > 1 else count
@@ -257,10 +269,9 @@ def execute(kernel, grid: tuple[int, int, int], runtime: list, kernel_name: str 
         futures = [pool.submit(kernel.function, base) for _ in range(threads)]
         codes = [f.result() for f in futures]
         rc = next((c for c in codes if c), 0)
-    if rc:
-        raise _error(kernel, kernel_name, rc, frame[_FRAME_ERROR:_FRAME_ERROR + abi.ERROR_SLOTS], runtime, buffers)
     if callback is not None:
         sys.stdout.flush()
+    return rc, (frame[_FRAME_ERROR:_FRAME_ERROR + abi.ERROR_SLOTS] if rc else None)
 
 
 def model_launch(kernel, grid, *args, machine=None, sample: int | bool | None = None,
@@ -301,7 +312,9 @@ def _schedule(total: int):
     return (ctypes.c_int64 * total).from_buffer_copy(order.tobytes())
 
 
-def _error(kernel, name, rc, error, runtime, buffers) -> KernelError:
+def launch_error(kernel, name: str, rc: int, error: list[int], runtime: list) -> KernelError:
+    """The exception for a failed launch, from the error record the code wrote and the bound arguments."""
+    buffers = [v for _, v, _ in runtime if type(v) is Buffer]
     site = kernel.sites[error[abi.ERR_SITE]] if 0 <= error[abi.ERR_SITE] < len(kernel.sites) else None
     where = _source_position(kernel, site)
     pid = (error[abi.ERR_PID_X], error[abi.ERR_PID_Y], error[abi.ERR_PID_Z])
@@ -309,10 +322,10 @@ def _error(kernel, name, rc, error, runtime, buffers) -> KernelError:
     if rc == abi.OUT_OF_BOUNDS or rc == abi.MISALIGNED:
         index = error[abi.ERR_BUFFER]
         if 0 <= index < len(pointer_args):
-            arg, type = pointer_args[index]
+            arg, pointer = pointer_args[index]
             buf = buffers[index]
-            size = (buf.high - buf.low) // type.dtype.element_ty.itemsize
-            what = f"buffer '{arg}' ({size} elements of {type.dtype.element_ty})"
+            size = (buf.high - buf.low) // pointer.dtype.element_ty.itemsize
+            what = f"buffer '{arg}' ({size} elements of {pointer.dtype.element_ty})"
             offset = f"element offset {error[abi.ERR_OFFSET]}"
         else:
             what = "no buffer passed to the kernel"

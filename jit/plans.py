@@ -1,0 +1,142 @@
+"""Launch plans: a specialisation's launch, found again from a cheap look at the arguments.
+
+Binding a call the general way (JITFunction.bind) classifies every argument, builds the signature and the
+compile key, and costs tens of microseconds in Python. Once a specialisation has been launched that way,
+its plan (the compiled kernel and which parameters become argument slots) is kept under a key read off the
+arguments in one pass: each array's dtype, 16-byte alignment and contiguity, each int's class (the
+constant 1, i32, i64, u64) and 16-divisibility, floats and bools, the constexpr values, num_warps,
+num_stages and WAVETILE_CHECKS. That key tells apart everything the general path specialises on, so a
+later call with the same key only packs argument slots and runs the same kernel.
+
+Anything else takes the general path, which makes the plan: other argument types (tensors, None, dtypes),
+other keyword arguments or launch options, an open profile, interpreter and sanitizer modes.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from dsl.core import constexpr
+from jit import interpreter, launcher
+
+PLAN_OPTIONS = frozenset(("num_warps", "num_stages"))
+_I32, _I64, _U64 = 1 << 31, 1 << 63, 1 << 64
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Plan:
+    kernel: object  # CompiledKernel
+    slots: tuple[tuple[int, str], ...]  # (parameter index, "array" | "int" | "float" | "bool") in slot order
+
+
+class Plans:
+    """The plans of one @jit function."""
+
+    def __init__(self, jit_fn) -> None:
+        self.jit_fn = jit_fn
+        self.names = jit_fn.arg_names
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self.constexpr = [name in jit_fn.constexprs for name in self.names]
+        self.specialize = [name not in jit_fn.do_not_specialize for name in self.names]
+        self.defaults = [jit_fn._defaults[name] for name in self.names]
+        self.usable = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in jit_fn.params)
+        self.by_key: dict[tuple, Plan] = {}
+
+    def values(self, args: tuple, kwargs: dict) -> list | None:
+        """Every parameter's value in order, or None when the call is not a plain one."""
+        if not self.usable or len(args) > len(self.names):
+            return None
+        values = list(args) + [_MISSING] * (len(self.names) - len(args))
+        for name, value in kwargs.items():
+            i = self.index.get(name)
+            if i is None:
+                if name not in PLAN_OPTIONS:
+                    return None
+                continue
+            if i < len(args):
+                return None
+            values[i] = value
+        for i in range(len(args), len(values)):
+            if values[i] is _MISSING:
+                values[i] = self.defaults[i]
+                if values[i] is _MISSING:
+                    return None
+        return values
+
+    def key(self, values: list, kwargs: dict) -> tuple[tuple, list] | None:
+        """(plan key, array addresses by parameter index) for a plain call, or None."""
+        parts, addresses = [], [0] * len(values)
+        for i, value in enumerate(values):
+            kind = type(value)
+            if self.constexpr[i]:
+                value = value.value if kind is constexpr else value
+                try:
+                    hash(value)
+                except TypeError:
+                    return None
+                parts.append((type(value), value))
+            elif kind is np.ndarray:
+                address = launcher.data_address(value)
+                addresses[i] = address
+                parts.append((value.dtype, self.specialize[i] and address % 16 == 0, value.flags.c_contiguous))
+            elif kind is int:
+                if not -_I64 <= value < _U64:
+                    return None
+                size = 32 if -_I32 <= value < _I32 else 64 if value < _I64 else 65
+                parts.append((size, value == 1, value % 16 == 0) if self.specialize[i] else (size,))
+            elif kind is float or kind is bool:
+                parts.append(kind)
+            else:
+                return None
+        options = (kwargs.get("num_warps", 4), kwargs.get("num_stages", 3), launcher.checks_enabled())
+        return (tuple(parts), options), addresses
+
+    def launch(self, args: tuple, kwargs: dict, grid) -> object | None:
+        """Run the call from its plan; None when there is none (the caller then takes the general path)."""
+        values = self.values(args, kwargs)
+        if values is None:
+            return None
+        found = self.key(values, kwargs)
+        plan = None if found is None else self.by_key.get(found[0])
+        if plan is None or interpreter.mode(kwargs) or launcher.profiling():
+            return None
+        addresses = found[1]
+        if callable(grid):
+            meta = {name: (v.value if type(v) is constexpr else v) for name, v in zip(self.names, values)}
+            grid = grid({**meta, **kwargs})
+        grid = launcher.normalize_grid(grid, self.jit_fn.__name__)
+        slots, bounds = [], []
+        for i, kind in plan.slots:
+            value = values[i]
+            if kind == "array":
+                low, high = ((addresses[i], addresses[i] + value.nbytes) if value.flags.c_contiguous
+                             else launcher.byte_bounds(value))
+                slots.append(addresses[i])
+                bounds += (low, high - low)
+            elif kind == "float":
+                slots.append(struct.unpack("<I", struct.pack("<f", value))[0])
+            else:
+                slots.append(value - _U64 if value >= _I64 else int(value))
+        rc, error = launcher.run_frame(plan.kernel, grid, slots, bounds)
+        if rc:  # bind again (no side effects) for the names and sizes the message shows
+            _, _, runtime = self.jit_fn.bind(args, dict(kwargs))
+            raise launcher.launch_error(plan.kernel, self.jit_fn.__name__, rc, error, runtime)
+        return plan.kernel
+
+    def remember(self, args: tuple, kwargs: dict, kernel, runtime: list) -> None:
+        """After a general launch: keep its plan if the call was a plain one."""
+        values = self.values(args, kwargs)
+        found = None if values is None else self.key(values, kwargs)
+        if found is None:
+            return
+        slots = []
+        for name, _, type in runtime:
+            dtype = type.dtype
+            kind = ("array" if dtype.is_ptr() else "float" if dtype.is_floating() else
+                    "bool" if dtype.is_bool() else "int")
+            slots.append((self.index[name], kind))
+        self.by_key[found[0]] = Plan(kernel, tuple(slots))
