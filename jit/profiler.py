@@ -59,7 +59,9 @@ def profiled_launch(jit_fn, kernel, grid: tuple[int, int, int], runtime: list, *
     rest = None
     if chosen is not None:
         others = np.setdiff1d(np.arange(total, dtype=np.int64), chosen, assume_unique=True)
-        rest = _background().submit(_timed, launcher.execute, kernel, grid, runtime, jit_fn.__name__, programs=others)
+        threads = max(1, launcher.num_threads() - 1)  # one core is left to the analysis
+        rest = _background().submit(_timed, launcher.execute, kernel, grid, runtime, jit_fn.__name__, programs=others,
+                                    threads=threads)
     try:
         record = _record(jit_fn, kernel, grid, buffers, spec, chosen, total, cpu, shared_padding, runtime)
     finally:
