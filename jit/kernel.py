@@ -54,8 +54,9 @@ class JITFunction:
         self._parsed: ParsedSource | None = None
         self._cache_key: str | None = None
         self.compiled: dict = {}  # specialisation key -> CompiledKernel
-        self._plain: bool | None = None
-        self._defaults = {p.name: (p.default if p.default is not p.empty else _MISSING) for p in self.params}
+        self._plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in self.params)
+        self._index = {name: i for i, name in enumerate(self.arg_names)}
+        self._defaults = [p.default if p.default is not p.empty else _MISSING for p in self.params]
         self._plans = plans.Plans(self)
 
     def _param_name(self, p) -> str:
@@ -103,8 +104,10 @@ class JITFunction:
     def bind(self, args, kwargs) -> tuple[dict, dict, list]:
         """Split a call into (signature, launch options, runtime argument values)."""
         options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS.intersection(kwargs)} if kwargs else {}
-        arguments = self._bind_fast(args, kwargs)
-        if arguments is None:
+        values = self.bind_values(args, kwargs)
+        if values is not None:
+            arguments = dict(zip(self.arg_names, values))
+        else:
             try:
                 bound = self.signature.bind(*args, **kwargs)
             except TypeError as e:
@@ -130,23 +133,27 @@ class JITFunction:
                 signature[name] = kind.value
         return signature, options, runtime
 
-    def _bind_fast(self, args, kwargs) -> dict | None:
-        """Bind plain positional-or-keyword parameters without inspect (launch overhead); None = use inspect."""
-        if self._plain is None:
-            self._plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in self.params)
-        if not self._plain or len(args) > len(self.params):
+    def bind_values(self, args: tuple, kwargs: dict, ignore: frozenset = frozenset()) -> list | None:
+        """Every parameter's value in order, bound without inspect (launch overhead); keyword arguments named in
+        `ignore` are skipped. None when the call is not a plain one: inspect then binds it, or says why not."""
+        if not self._plain or len(args) > len(self.arg_names):
             return None
-        arguments = dict(zip(self.arg_names, args))
-        for name in self.arg_names[len(args):]:
-            if name in kwargs:
-                arguments[name] = kwargs[name]
-            elif self._defaults.get(name, _MISSING) is not _MISSING:
-                arguments[name] = self._defaults[name]
-            else:
+        values = list(args) + [_MISSING] * (len(self.arg_names) - len(args))
+        for name, value in kwargs.items():
+            i = self._index.get(name)
+            if i is None:
+                if name not in ignore:
+                    return None
+                continue
+            if i < len(args):
                 return None
-        if len(kwargs) != len(arguments) - len(args):
-            return None
-        return arguments
+            values[i] = value
+        for i in range(len(args), len(values)):
+            if values[i] is _MISSING:
+                values[i] = self._defaults[i]
+                if values[i] is _MISSING:
+                    return None
+        return values
 
     def run(self, *args, grid, **kwargs):
         kernel = self._plans.launch(args, kwargs, grid)  # a specialisation launched before (jit.plans)

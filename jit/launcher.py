@@ -145,14 +145,15 @@ def byte_bounds(arr: np.ndarray) -> tuple[int, int]:
     return utils.byte_bounds(arr) if utils is not None else np.byte_bounds(arr)
 
 
-def _arg_slot(value, type: TileType) -> int:
+def arg_slot(value, type: TileType) -> int:
+    """The int64 argument slot of a runtime argument (abi.ARGS): address, integer, or the float's bits."""
     d = type.dtype
-    if d.is_ptr():
+    if d.kind == "ptr":
         return value.address
-    if d == T.float32:
+    if d.kind == "float":
+        if d.primitive_bitwidth == 64:
+            return struct.unpack("<q", struct.pack("<d", float(value)))[0]
         return struct.unpack("<I", struct.pack("<f", float(value)))[0]
-    if d == T.float64:
-        return struct.unpack("<q", struct.pack("<d", float(value)))[0]
     v = int(value)
     return v - (1 << 64) if v >= 1 << 63 else v
 
@@ -218,7 +219,7 @@ def execute(kernel, grid: tuple[int, int, int], runtime: list, kernel_name: str 
     """Run the programs of a normalised grid: all of them, or only the linear ids in `programs` (in that
     order). `instrumentation`: address of an abi.INSTR_SLOTS record for instrumented variants."""
     buffers = [v for _, v, _ in runtime if type(v) is Buffer]
-    slots = [v.address if type(v) is Buffer else _arg_slot(v, t) for _, v, t in runtime]
+    slots = [arg_slot(v, t) for _, v, t in runtime]
     bounds = [x for b in buffers for x in (b.low, b.high - b.low)]
     rc, error = run_frame(kernel, grid, slots, bounds, programs=programs, instrumentation=instrumentation,
                           threads=threads)

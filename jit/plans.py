@@ -14,23 +14,22 @@ other keyword arguments or launch options, an open profile, interpreter and sani
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 import numpy as np
 
 from dsl.core import constexpr
+from dsl.ir.core import TileType
 from jit import interpreter, launcher
 
 PLAN_OPTIONS = frozenset(("num_warps", "num_stages"))
 _I32, _I64, _U64 = 1 << 31, 1 << 63, 1 << 64
-_MISSING = object()
 
 
 @dataclass(frozen=True)
 class Plan:
     kernel: object  # CompiledKernel
-    slots: tuple[tuple[int, str], ...]  # (parameter index, "array" | "int" | "float" | "bool") in slot order
+    slots: tuple[tuple[int, TileType], ...]  # (parameter index, type) in slot order
 
 
 class Plans:
@@ -39,33 +38,13 @@ class Plans:
     def __init__(self, jit_fn) -> None:
         self.jit_fn = jit_fn
         self.names = jit_fn.arg_names
-        self.index = {name: i for i, name in enumerate(self.names)}
         self.constexpr = [name in jit_fn.constexprs for name in self.names]
         self.specialize = [name not in jit_fn.do_not_specialize for name in self.names]
-        self.defaults = [jit_fn._defaults[name] for name in self.names]
-        self.usable = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in jit_fn.params)
         self.by_key: dict[tuple, Plan] = {}
 
     def values(self, args: tuple, kwargs: dict) -> list | None:
-        """Every parameter's value in order, or None when the call is not a plain one."""
-        if not self.usable or len(args) > len(self.names):
-            return None
-        values = list(args) + [_MISSING] * (len(self.names) - len(args))
-        for name, value in kwargs.items():
-            i = self.index.get(name)
-            if i is None:
-                if name not in PLAN_OPTIONS:
-                    return None
-                continue
-            if i < len(args):
-                return None
-            values[i] = value
-        for i in range(len(args), len(values)):
-            if values[i] is _MISSING:
-                values[i] = self.defaults[i]
-                if values[i] is _MISSING:
-                    return None
-        return values
+        """Every parameter's value in order (num_warps and num_stages aside), or None for a call that is not plain."""
+        return self.jit_fn.bind_values(args, kwargs, ignore=PLAN_OPTIONS)
 
     def key(self, values: list, kwargs: dict) -> tuple[tuple, list] | None:
         """(plan key, array addresses by parameter index) for a plain call, or None."""
@@ -110,17 +89,15 @@ class Plans:
             grid = grid({**meta, **kwargs})
         grid = launcher.normalize_grid(grid, self.jit_fn.__name__)
         slots, bounds = [], []
-        for i, kind in plan.slots:
+        for i, slot_type in plan.slots:
             value = values[i]
-            if kind == "array":
+            if slot_type.dtype.is_ptr():
                 low, high = ((addresses[i], addresses[i] + value.nbytes) if value.flags.c_contiguous
                              else launcher.byte_bounds(value))
                 slots.append(addresses[i])
                 bounds += (low, high - low)
-            elif kind == "float":
-                slots.append(struct.unpack("<I", struct.pack("<f", value))[0])
             else:
-                slots.append(value - _U64 if value >= _I64 else int(value))
+                slots.append(launcher.arg_slot(value, slot_type))
         rc, error = launcher.run_frame(plan.kernel, grid, slots, bounds)
         if rc:  # bind again (no side effects) for the names and sizes the message shows
             _, _, runtime = self.jit_fn.bind(args, dict(kwargs))
@@ -133,10 +110,5 @@ class Plans:
         found = None if values is None else self.key(values, kwargs)
         if found is None:
             return
-        slots = []
-        for name, _, type in runtime:
-            dtype = type.dtype
-            kind = ("array" if dtype.is_ptr() else "float" if dtype.is_floating() else
-                    "bool" if dtype.is_bool() else "int")
-            slots.append((self.index[name], kind))
-        self.by_key[found[0]] = Plan(kernel, tuple(slots))
+        index = {name: i for i, name in enumerate(self.names)}
+        self.by_key[found[0]] = Plan(kernel, tuple((index[name], t) for name, _, t in runtime))

@@ -308,3 +308,5 @@ _ROWS: list[OpInfo] = [
 
 OPS: dict[str, OpInfo] = {row.name: row for row in _ROWS}
 UNARY_MATH = tuple(name.split(".")[1] for name in OPS if name.startswith("math.") and OPS[name].operands == 1)
+# ops that move or repeat a tile's lanes without changing any value: addresses and bounds see through them
+REINDEX = ("tile.broadcast", "tile.expand_dims", "tile.permute", "tile.flip")

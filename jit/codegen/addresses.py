@@ -10,10 +10,9 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from dsl.ir.core import Value
+from dsl.ir.ops import REINDEX
 from jit.codegen.elements import source_index
 from jit.codegen.llvm_types import I64
-
-_REINDEX = ("tile.broadcast", "tile.expand_dims", "tile.permute", "tile.flip")
 
 
 def pointer_base(lw, value: Value) -> Value | None:
@@ -25,7 +24,7 @@ def pointer_base(lw, value: Value) -> Value | None:
     op = value.op
     if op.name == "tile.splat":
         return op.operands[0]
-    if op.name in _REINDEX or op.name == "tile.addptr":
+    if op.name in REINDEX or op.name == "tile.addptr":
         return pointer_base(lw, op.operands[0])
     return None
 
@@ -50,7 +49,7 @@ def element_offset(lw, value: Value, idx: list[ir.Value], wide: bool) -> ir.Valu
     op = value.op
     if op.name == "tile.splat":
         return None
-    if op.name in _REINDEX:
+    if op.name in REINDEX:
         return element_offset(lw, op.operands[0], source_index(lw, op, idx), wide)
     inner = element_offset(lw, op.operands[0], idx, wide)
     offset = lw.element(op.operands[1], idx)

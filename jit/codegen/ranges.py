@@ -16,10 +16,11 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 
 from dsl.ir.core import Value
+from dsl.ir.ops import REINDEX
 from jit.codegen.llvm_types import I1, I64, intrinsic
 
 # ops whose lanes are a re-arrangement (or repetition) of their operand's lanes
-SAME_VALUES = ("tile.broadcast", "tile.expand_dims", "tile.permute", "tile.flip", "tile.reshape", "tile.splat")
+SAME_VALUES = REINDEX + ("tile.reshape", "tile.splat")
 
 
 @dataclass(frozen=True)

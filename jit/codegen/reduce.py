@@ -28,7 +28,7 @@ def emit_reduce(lw, op: Operation) -> None:
     outer, inner = shape[:axis], shape[axis + 1:]
 
     def at(idx: list[ir.Value], position: ir.Value) -> list[ir.Value]:
-        return idx[:axis] + [position] + idx[axis + 1:]
+        return _at(idx, axis, position)
 
     def constant(k: int) -> ir.Value:
         return ir.Constant(I64, k)
@@ -100,10 +100,6 @@ def _halve(lw, op: Operation, scratch: list, axis: int, m: int) -> None:
     shape = op.operands[0].type.shape
     outer, inner = shape[:axis], shape[axis + 1:]
     region = op.regions[0]
-
-    def at(idx: list[ir.Value], position: ir.Value) -> list[ir.Value]:
-        return idx[:axis] + [position] + idx[axis + 1:]
-
     steps = 0
     while m > 1:
         steps, m = steps + 1, (m + 1) // 2
@@ -115,7 +111,7 @@ def _halve(lw, op: Operation, scratch: list, axis: int, m: int) -> None:
 
         def pair(idx):
             left = [buf.load(b, idx) for buf in scratch]
-            right = [buf.load(b, at(idx, b.add(idx[axis], half, flags=["nuw", "nsw"]))) for buf in scratch]
+            right = [buf.load(b, _at(idx, axis, b.add(idx[axis], half, flags=["nuw", "nsw"]))) for buf in scratch]
             for buf, value in zip(scratch, lw.inline_region(region, left + right)):
                 buf.store(b, idx, value)
 
@@ -128,6 +124,11 @@ def _halve(lw, op: Operation, scratch: list, axis: int, m: int) -> None:
     for buf, result in zip(scratch, op.results):
         view = buf.view(outer + inner, buf.strides[:axis] + buf.strides[axis + 1:], 0)
         lw.define(result, view, owned=True)
+
+
+def _at(idx: list[ir.Value], axis: int, position: ir.Value) -> list[ir.Value]:
+    """The index `idx` moved to `position` along `axis`."""
+    return idx[:axis] + [position] + idx[axis + 1:]
 
 
 def emit_scan(lw, op: Operation) -> None:
@@ -151,8 +152,7 @@ def emit_scan(lw, op: Operation) -> None:
         else:
             prev = i
             pos = b.add(i, ir.Constant(I64, 1), flags=["nsw"])
-        at_prev = idx[:axis] + [prev] + idx[axis + 1:]
-        at_pos = idx[:axis] + [pos] + idx[axis + 1:]
+        at_prev, at_pos = _at(idx, axis, prev), _at(idx, axis, pos)
         left = [buf.load(b, at_prev) for buf in results]
         right = [buf.load(b, at_pos) for buf in results]
         for buf, value in zip(results, lw.inline_region(region, left + right)):

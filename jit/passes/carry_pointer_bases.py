@@ -14,10 +14,8 @@ pointers), and the simulator counts what the GPU would execute.
 from __future__ import annotations
 
 from dsl.ir.core import Block, Function, Operation, TileType, Value
+from dsl.ir.ops import REINDEX
 from jit.passes.rewrite import replace_uses
-
-# ops that move a pointer tile's lanes around without changing any address
-_REINDEX = ("tile.broadcast", "tile.expand_dims", "tile.permute", "tile.flip")
 
 
 def carry_pointer_bases(func: Function) -> None:
@@ -73,7 +71,7 @@ def _pointer_chain(value: Value) -> list[Operation] | None:
         chain.append(op)
         if op.name == "tile.splat":
             return chain[::-1]
-        if op.name != "tile.addptr" and op.name not in _REINDEX:
+        if op.name != "tile.addptr" and op.name not in REINDEX:
             return None
         value = op.operands[0]
 

@@ -7,7 +7,6 @@ import dsl as tl
 from dsl.errors import OutOfBoundsError
 from dsl.frontend import compile_kernel
 from jit import cdiv, jit
-from jit.launcher import classify
 from jit.passes import run_passes
 
 
@@ -63,9 +62,8 @@ def k_loop_overrun(a_ptr, out_ptr, K, BK: tl.constexpr):
 
 
 def _loop_ir(jit_fn, args, constexprs, model_gpu=False):
-    signature = {name: (classify(v, name, "t").type if isinstance(v, np.ndarray) else classify(v, name, "t"))
-                 for name, v in args.items()}
-    func = compile_kernel(jit_fn, {**signature, **constexprs})
+    signature, _, _ = jit_fn.bind(tuple(args.values()), dict(constexprs))
+    func = compile_kernel(jit_fn, signature)
     run_passes(func, model_gpu=model_gpu)
     return next(op for op in func.walk() if op.name == "scf.for")
 
