@@ -250,6 +250,8 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
             results = _memory(rec, line, info, buffers.stream_parts(p), spec, num_warps, device, weight)
             if touched is not None:
                 touched["write" if info["op"] == "tile.store" else "read"].extend(r.sector_ids for r in results)
+    # the longest chain of dependent loads: a load executed n times in a loop waits n round trips
+    rec.memory_rounds(max((int(counts[p]) for p in live if probes[p]["op"] == "tile.load"), default=0))
     totals, lines = rec.finish()
     for line, counters in extra.items():
         lines[line] = lines.get(line, Counters()) + counters
@@ -408,7 +410,8 @@ def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int) -> Counters:
             flops *= 3
     key = simulator.specs.DTYPE_ALIASES.get(key, key)
     writes, reads, _ = shared_model.dot(m, n, k, max(1, dtype.itemsize), num_warps, spec.warp_size, batches)
-    return (Counters(tensor_flops={key: flops}, barriers=execs * num_warps)
+    tile = f"{key}:{batches * m}:{n}:{k}"
+    return (Counters(tensor_flops={key: flops}, tensor_tiles={tile: flops}, barriers=execs * num_warps)
             + _times(_shared(writes + reads, spec), execs))
 
 
@@ -476,14 +479,21 @@ def _shared_bytes(probes, live, spec, num_warps, num_stages, padding) -> int:
 
 
 def _live_bytes(probes, live) -> int:
-    """Bytes of tile values one op touches at most (operands + results): a register-pressure proxy."""
+    """Bytes of tile values one op keeps in registers at most: a register-pressure proxy.
+
+    An op holds its operands and results; a tl.dot holds its accumulator once (the result overwrites
+    it) and its A operand, while B is read from shared memory (both tensor-core lowerings do so). A pointer
+    tile costs one register per element: the GPU keeps a scalar base and 32-bit offsets."""
     most = 0
     for p in live:
         info = probes[p]
+        held = info["operands"] + info["results"]
+        if info["op"] == "tile.dot":
+            held = [info["operands"][0], info["results"][0]]
         total = 0
-        for shape, type_text in info["operands"] + info["results"]:
+        for shape, type_text in held:
             if shape:
                 dtype = parse_ir_type(type_text)
-                total += math.prod(shape) * (8 if dtype.is_ptr() else max(1, dtype.itemsize))
+                total += math.prod(shape) * (4 if dtype.is_ptr() else max(1, dtype.itemsize))  # i32 offsets
         most = max(most, total)
     return most

@@ -1,31 +1,33 @@
 """The cost model: exact counters + machine spec -> modeled kernel time and what bounds it.
 
-"Wave roofline + latency floor" (research/simulator.md §4.3). With b resident programs per unit
-(occupancy), a grid runs in waves of b x units programs; a last, partial wave runs with fewer
-programs per unit on fewer units, which then share the L2 and DRAM bandwidth. Per wave, on one
-unit, in cycles (per-program counts are launch totals / programs):
+A per-unit model of waves ("wave roofline + latency floor", research/simulator.md §4.3, extended with
+what the H200 sweeps showed matters). With b resident programs per unit (occupancy: warps, shared
+memory, registers up to the per-thread budget), a grid runs in waves of b x units programs; a last,
+partial wave runs with fewer programs per unit on fewer units, which then share L2 and DRAM. Per wave,
+on one unit, in cycles (per-program counts are launch totals / programs):
 
-    tensor   b * sum_d F_d / (rate_d * tensor_efficiency)       / min(1, A / tensor_subcores)
-    issue    b * max(max_pipe sum_c I_c * warp_size / lanes_pipe,
-                     sum_c I_c / issue_schedulers)               / min(1, A / issue_schedulers)
-             (memory, shared and atomic warp instructions issue on the "memory" pipe)
+    tensor   b * sum_tiles F / (rate_d * tensor_efficiency * path)   / min(1, A / tensor_subcores)
+             path = 1 for warpgroup MMAs (warps in groups of mma_async_warps, tile rows a multiple of
+             mma_async_min_m), mma_sync_fraction for warp-level MMAs
+    issue    max(b * max_pipe I_pipe * warp_size / lanes_pipe,
+                 b * I / (schedulers * min(1, A / schedulers * warp_issue_ipc)),
+                 I / num_warps / warp_issue_ipc)        (one warp alone stalls on its dependences)
     shared   b * wavefronts / shared_wavefronts_per_clk
-    l2       b * sectors * sector_bytes / (l2_bytes_per_s / clock / active_units)
+    l2       b * (sectors * sector_bytes + spill bytes) / (l2_bytes_per_s / clock / active_units)
     dram     b * dram_bytes / (dram_bytes_per_s * dram_efficiency / clock / active_units)
-    latency  memory_rounds * L + barriers_per_warp * barrier_cycles, with the round trip
-             L = h * l2_latency_cycles + (1 - h) * mem_latency_cycles at the L2 hit rate h
-             (Little's law: a program cannot finish faster than its chain of round trips;
-              without memory_rounds from the compiler, rounds = load requests per warp /
-              (loads_in_flight_per_warp * num_stages))
+    latency  (1 + rounds / overlap) * L + barriers_per_warp * barrier_cycles; rounds = the longest
+             chain of dependent loads, overlap = num_stages - 1 for loops (software pipelining keeps
+             that many iterations of loads in flight), L = h * l2_latency + (1 - h) * mem_latency
     atomics  b * (atomic_ops / atomic_ops_per_clk + atomic_serialized * atomic_serial_cycles)
 
-where A = b * num_warps resident warps. T_wave = max + alpha * (sum - max); the kernel takes
-launch_overhead_s + sum over waves / clock_hz, and at least atomic_max_multiplicity *
-atomic_serial_cycles (one hot address serialises the whole grid). Every parameter is a spec
-field, so a machine's model is data (specs / presets document each value and its source).
-
-Deviation from §4.3: no separate (num_stages - 1) * L_mem prologue; num_stages enters through
-the memory parallelism of the latency floor and through the shared bytes the compiler reports.
+where A = b * num_warps resident warps and I counts warp instructions (memory ones included). A
+thread that needs more registers than its budget (the per-thread maximum, or the program's share of
+the unit's registers) spills the rest: each spilled register costs spill_traffic local-memory
+stores and reloads per program, on the memory pipe and through L2. T_wave = max + alpha * (sum -
+max); the kernel takes launch_overhead_s + sum over waves / clock_hz, and at least
+atomic_max_multiplicity * atomic_serial_cycles (one hot address serialises the whole grid). Every
+parameter is a spec field, so a machine's model is data (presets.py documents each value and its
+source); `python -m simulator.validate` scores it against measured H200 sweeps.
 """
 
 from __future__ import annotations
@@ -34,11 +36,19 @@ import math
 from dataclasses import dataclass, field
 
 from simulator.counters import INSTRUCTION_CLASSES, Counters
-from simulator.occupancy import Occupancy, Waves, occupancy, waves
+from simulator.occupancy import Occupancy, Waves, occupancy, register_budget, waves
 from simulator.specs import MachineSpec, ceil_div, current_spec
 
 COMPONENTS = ("tensor", "issue", "shared", "l2", "dram", "latency", "atomics")
 BOUNDS = COMPONENTS + ("launch",)
+
+
+class NotLaunchable(ValueError):
+    """The launch exceeds a hard limit of the machine (threads or shared memory per program)."""
+
+    def __init__(self, message: str, counters: Counters) -> None:
+        super().__init__(message)
+        self.counters = counters.as_dict()
 
 
 @dataclass(frozen=True)
@@ -92,9 +102,9 @@ def estimate(counters: Counters, grid: int | tuple[int, ...] | None = None,
     num_warps = counters.num_warps or 4
     occ = occupancy(spec, num_warps, counters.registers_per_thread, counters.shared_bytes_per_program)
     if not occ.launchable:
-        raise ValueError(f"launch cannot run on {spec.name}: {occ.limiter} limit exceeded "
-                         f"(num_warps={num_warps}, shared={counters.shared_bytes_per_program} B, "
-                         f"registers/thread={counters.registers_per_thread})")
+        raise NotLaunchable(f"launch cannot run on {spec.name}: {occ.limiter} limit exceeded "
+                            f"(num_warps={num_warps}, shared={counters.shared_bytes_per_program} B, "
+                            f"registers/thread={counters.registers_per_thread})", counters)
     plan = waves(programs, occ.programs_per_unit, spec.units)
     per_program = _PerProgram(counters, spec, num_warps)
 
@@ -132,22 +142,26 @@ class _PerProgram:
 
     def __init__(self, counters: Counters, spec: MachineSpec, num_warps: int) -> None:
         n = max(1, counters.programs)
-        self.tensor_cycles = sum(flops / (spec.tensor_rate(dtype) * spec.tensor_efficiency)
-                                 for dtype, flops in counters.tensor_flops.items()) / n
+        self.tensor_cycles = _tensor_cycles(counters, spec, num_warps) / n
+        self.spilled = max(0, counters.registers_per_thread - register_budget(spec, num_warps))
+        # every spilled register goes to local memory and back, spill_traffic times per program
+        spill_instructions = self.spilled * spec.spill_traffic * num_warps
         pipes: dict[str, float] = {}
         for cls, count in counters.instructions.items():
             pipe = INSTRUCTION_CLASSES.get(cls, "alu")
-            pipes[pipe] = pipes.get(pipe, 0.0) + count
+            pipes[pipe] = pipes.get(pipe, 0.0) + count / n
         # global and atomic requests are per transaction group (4 per 128-lane MUSA warp instruction)
         groups = ceil_div(spec.warp_size, min(spec.transaction_lanes, spec.warp_size))
         global_instructions = (counters.load_requests + counters.store_requests + counters.atomic_requests) / groups
-        pipes["memory"] = pipes.get("memory", 0.0) + global_instructions + counters.shared_requests
-        pipe_cycles = max((count * spec.warp_size / spec.simt_lanes_per_clk[p] for p, count in pipes.items()),
-                          default=0.0)
-        slot_cycles = sum(pipes.values()) / spec.issue_schedulers
-        self.issue_cycles = max(pipe_cycles, slot_cycles) / n
+        pipes["memory"] = (pipes.get("memory", 0.0) + (global_instructions + counters.shared_requests) / n
+                           + spill_instructions)
+        self.pipe_cycles = max((count * spec.warp_size / spec.simt_lanes_per_clk[p] for p, count in pipes.items()),
+                               default=0.0)
+        self.instructions = sum(pipes.values())
+        # one warp alone issues warp_issue_ipc instructions per clock (its dependent chains stall it)
+        self.warp_chain_cycles = self.instructions / num_warps / spec.warp_issue_ipc
         self.wavefronts = counters.shared_wavefronts / n
-        self.l2_bytes = counters.global_sectors * spec.sector_bytes / n
+        self.l2_bytes = counters.global_sectors * spec.sector_bytes / n + spill_instructions * spec.warp_size * 4
         self.dram_bytes = counters.dram_bytes / n
         self.atomic_cycles = (counters.atomic_ops / spec.atomic_ops_per_clk
                               + counters.atomic_serialized * spec.atomic_serial_cycles) / n
@@ -155,10 +169,29 @@ class _PerProgram:
         if not counters.memory_rounds and counters.load_requests:
             per_warp = counters.load_requests / n / num_warps
             rounds = math.ceil(per_warp / (spec.loads_in_flight_per_warp * max(1, counters.num_stages)))
+        # software pipelining keeps num_stages - 1 iterations of loads in flight ahead of their use
+        overlap = max(1, counters.num_stages - 1) if rounds > 1 else 1
         barriers_per_warp = counters.barriers / n / num_warps
         hit = counters.l2_hit_rate
         round_trip = hit * spec.l2_latency_cycles + (1 - hit) * spec.mem_latency_cycles
-        self.latency_cycles = rounds * round_trip + barriers_per_warp * spec.barrier_cycles
+        self.latency_cycles = (1 + rounds / overlap) * round_trip + barriers_per_warp * spec.barrier_cycles
+
+
+def _tensor_cycles(counters: Counters, spec: MachineSpec, num_warps: int) -> float:
+    """Tensor-core cycles of the launch's dots, by the matrix instruction each tile shape can use.
+
+    An asynchronous warpgroup MMA (Hopper's wgmma) needs the program's warps in groups of
+    mma_async_warps and mma_async_min_m rows per group; other tiles issue warp-level MMAs at
+    mma_sync_fraction of the rate. fp32 operands without TF32 use the SIMT rate either way."""
+    tiles = counters.tensor_tiles or {f"{d}:0:0:0": f for d, f in counters.tensor_flops.items()}
+    warpgroups = spec.mma_async_min_m > 0 and num_warps % spec.mma_async_warps == 0
+    cycles = 0.0
+    for key, flops in tiles.items():
+        dtype, rows = key.split(":")[0], int(key.split(":")[1])
+        rate = spec.tensor_rate(dtype) * spec.tensor_efficiency
+        asynchronous = rows == 0 or dtype in ("fp32", "fp64") or (warpgroups and rows % spec.mma_async_min_m == 0)
+        cycles += flops / (rate if asynchronous else rate * spec.mma_sync_fraction)
+    return cycles
 
 
 def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: int,
@@ -167,9 +200,10 @@ def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: in
     warps = per_unit * num_warps
     l2_per_clk = spec.l2_bytes_per_s / spec.clock_hz / units
     dram_per_clk = spec.dram_bytes_per_s * spec.dram_efficiency / spec.clock_hz / units
+    issue_rate = spec.issue_schedulers * min(1.0, warps / spec.issue_schedulers * spec.warp_issue_ipc)
     return {
         "tensor": per_unit * p.tensor_cycles * spec.tensor_subcores / min(spec.tensor_subcores, warps),
-        "issue": per_unit * p.issue_cycles * spec.issue_schedulers / min(spec.issue_schedulers, warps),
+        "issue": max(per_unit * p.pipe_cycles, per_unit * p.instructions / issue_rate, p.warp_chain_cycles),
         "shared": per_unit * p.wavefronts / spec.shared_wavefronts_per_clk,
         "l2": per_unit * p.l2_bytes / l2_per_clk,
         "dram": per_unit * p.dram_bytes / dram_per_clk,

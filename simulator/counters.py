@@ -39,6 +39,8 @@ class Counters:
     Fields (all counts are summed over every program of the launch):
       instructions            warp instructions executed, by class of INSTRUCTION_CLASSES
       tensor_flops            tl.dot FLOPs (2*M*N*K), by operand dtype ("fp16", "bf16", "tf32", ...)
+      tensor_tiles            the same FLOPs by instruction shape "dtype:M:N:K" of the tile dot (which matrix
+                              instruction a GPU lowering can use depends on M and the warps)
       simt_flops              floating-point lane operations of active lanes (FMA = 2), outside tl.dot
       load_requests           global load requests (one per 32-lane transaction group with an active lane)
       load_sectors            distinct 32-B sectors per load request, summed
@@ -63,12 +65,14 @@ class Counters:
                               after software pipelining (0 = unknown; the model then estimates)
       programs                programs (workgroups) executed
       num_warps, num_stages   launch configuration (max when added)
-      registers_per_thread    compiler's register estimate (0 = unknown; max when added)
+      registers_per_thread    compiler's register demand per thread, before any cap (0 = unknown; max when
+                              added); what does not fit the machine's per-thread budget spills
       shared_bytes_per_program shared memory one program allocates (max when added)
     """
 
     instructions: dict[str, int] = field(default_factory=dict)
     tensor_flops: dict[str, int] = field(default_factory=dict)
+    tensor_tiles: dict[str, int] = field(default_factory=dict)
     simt_flops: int = 0
     load_requests: int = 0
     load_sectors: int = 0

@@ -81,7 +81,7 @@ def occupancy(
     spec = current_spec(spec)
     if num_warps <= 0:
         raise ValueError(f"num_warps must be positive, got {num_warps}")
-    registers = min(registers_per_thread, spec.max_registers_per_thread)
+    registers = min(registers_per_thread, register_budget(spec, num_warps))  # the rest spills
     per_warp = ceil_div(spec.warp_size * registers, spec.register_alloc_unit) * spec.register_alloc_unit
     per_program_registers = num_warps * per_warp
     shared = shared_bytes_per_program + spec.shared_reserved_per_program
@@ -95,7 +95,6 @@ def occupancy(
     }
     blockers = {
         "threads": num_warps * spec.warp_size > spec.max_threads_per_program,
-        "registers": per_program_registers > spec.registers_per_program,
         "shared": shared_bytes_per_program > spec.shared_bytes_per_program_max,
     }
     for name, blocked in blockers.items():
@@ -124,9 +123,17 @@ def estimate_registers(live_bytes_per_program: int, num_warps: int, spec: Machin
     """A register estimate from the bytes of tile values live at once in one program.
 
     Each thread holds live_bytes / threads bytes in 4-B registers, plus `base` registers for
-    addresses, indices and loop state (an assumption). Clamped to the spec's per-thread maximum;
-    the compiler replaces this when it has a real allocation.
+    addresses, indices and loop state (an assumption). Not clamped: what exceeds the machine's
+    per-thread budget (`register_budget`) spills to local memory, it does not stop the launch.
     """
     spec = current_spec(spec)
     threads = num_warps * spec.warp_size
-    return min(spec.max_registers_per_thread, base + ceil_div(max(0, live_bytes_per_program), 4 * threads))
+    return base + ceil_div(max(0, live_bytes_per_program), 4 * threads)
+
+
+def register_budget(spec: MachineSpec, num_warps: int) -> int:
+    """Registers one thread can get: the per-thread maximum, or the program's share of its budget
+    (a 1,024-thread program gets 64 of 65,536), in whole allocation units per warp."""
+    per_thread = spec.registers_per_program // max(1, num_warps * spec.warp_size)
+    unit = max(1, spec.register_alloc_unit // spec.warp_size)
+    return max(unit, min(spec.max_registers_per_thread, per_thread // unit * unit))

@@ -66,6 +66,12 @@ H200 = {
     "barrier_cycles": (20.0, "H", "back-to-back barriers of 4 warps: 20.3 cycles; " + _MEASURED),
     "launch_overhead_s": (4.5e-6, "M", "empty kernel 3.3-3.8 us with do_bench (measured); copy sizes imply "
                           "4-5 us fixed cost with ramp-up (research §2)"),
+    "mma_async_min_m": (64, "H", "wgmma is m64nNk16 per warpgroup (PTX ISA); Triton uses it for M >= 64 and "
+                        "num_warps % 4 == 0"),
+    "mma_async_warps": (4, "H", "a warpgroup is 4 consecutive warps (PTX ISA)"),
+    "mma_sync_fraction": (0.5, "L", "mma.sync rate relative to wgmma; fitted on the calibration sweep"),
+    "warp_issue_ipc": (0.25, "L", "dependent-instruction issue of one warp; fitted on the calibration sweep"),
+    "spill_traffic": (2.0, "L", "local-memory round trips per spilled register; fitted on the calibration sweep"),
     "alpha": (0.1, "assumed", "overlap blend in [0, 0.3]; calibrate (§4.3)"),
 }
 
@@ -118,6 +124,11 @@ MTT_S5000 = {
     "atomic_serial_cycles": (3.5, "assumed", "H200's measured value"),
     "barrier_cycles": (20.0, "assumed", "H200's measured value"),
     "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),
+    "mma_async_min_m": (64, "assumed", "MUSA's 4-warp 'warp squad' MMA assumed to need 64-row tiles like wgmma"),
+    "mma_async_warps": (4, "L", "128-thread warp squads feed the tensor core engine"),
+    "mma_sync_fraction": (0.5, "assumed", "H200's fitted value"),
+    "warp_issue_ipc": (0.25, "assumed", "H200's fitted value"),
+    "spill_traffic": (2.0, "assumed", "H200's fitted value"),
     "alpha": (0.1, "assumed", "uncalibrated; H200 default"),
 }
 
@@ -169,6 +180,11 @@ MTT_S4000 = {
     "atomic_serial_cycles": (3.5, "assumed", "H200's measured value"),
     "barrier_cycles": (20.0, "assumed", "H200's measured value"),
     "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),
+    "mma_async_min_m": (0, "assumed", "no asynchronous MMA path known on mp_22"),
+    "mma_async_warps": (4, "L", "128-thread warp squads feed the tensor core engine"),
+    "mma_sync_fraction": (0.5, "assumed", "H200's fitted value"),
+    "warp_issue_ipc": (0.25, "assumed", "H200's fitted value"),
+    "spill_traffic": (2.0, "assumed", "H200's fitted value"),
     "alpha": (0.1, "assumed", "uncalibrated; H200 default"),
 }
 

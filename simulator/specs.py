@@ -74,6 +74,9 @@ class MachineSpec:
     tensor_flops_per_clk: Mapping[str, float]
     tensor_efficiency: float
     tensor_subcores: int
+    mma_async_min_m: int  # rows per warpgroup MMA (0: no asynchronous MMA path)
+    mma_async_warps: int  # warps that issue one asynchronous MMA together
+    mma_sync_fraction: float  # rate of warp-level MMAs relative to tensor_flops_per_clk
     fp32_flops_per_clk: float
     simt_lanes_per_clk: Mapping[str, float]
     # atomics, barriers, launch
@@ -81,6 +84,9 @@ class MachineSpec:
     atomic_serial_cycles: float
     barrier_cycles: float
     launch_overhead_s: float
+    # per-warp issue and register spills
+    warp_issue_ipc: float  # instructions one warp issues per clock on average (dependency stalls)
+    spill_traffic: float  # local-memory round trips per spilled register per program
     # cost-model blend: T_wave = max + alpha * (sum - max)
     alpha: float
     sources: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False)
@@ -194,7 +200,8 @@ _POSITIVE = (
     "shared_bank_bytes", "shared_wavefronts_per_clk", "transaction_lanes", "sector_bytes", "l2_bytes",
     "l2_line_bytes", "l2_ways", "l2_bytes_per_s", "dram_bytes_per_s", "dram_efficiency",
     "dram_atom_bytes", "mem_latency_cycles", "l2_latency_cycles", "loads_in_flight_per_warp", "tensor_efficiency",
-    "tensor_subcores", "fp32_flops_per_clk", "atomic_ops_per_clk",
+    "tensor_subcores", "fp32_flops_per_clk", "atomic_ops_per_clk", "mma_async_warps", "mma_sync_fraction",
+    "warp_issue_ipc",
 )
 
 

@@ -1,0 +1,71 @@
+"""Model every config of the cost-model sweep with wavetile: the counters each one's launch produces.
+
+    python benchmarks/gpu/model_sweep.py OUT.jsonl [--machine h200] [--case NAME ...]
+
+For each (case, config) of sweep_kernels, one modeled launch (`jit.launcher.model_launch`, a cold
+L2 as `do_bench` leaves it) gives the simulator counters. They are written one JSON line per config,
+with the grid and the CPU seconds the modeling took, so `python -m simulator.validate` can score the
+cost model against the GPU's times without running the kernels again. A config the compiler cannot
+build is kept with its error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+import sweep_kernels as sk  # noqa: E402
+
+import simulator  # noqa: E402
+from jit.launcher import model_launch  # noqa: E402
+from simulator.recorder import reset_device_l2  # noqa: E402
+
+
+def model_case(case: sk.Case, machine: str, seed: int) -> list[dict]:
+    arrays = case.inputs(np.random.default_rng(seed))
+    rows = []
+    for cfg in case.configs:
+        args, kwargs = sk.launch_args(case, arrays, cfg)
+        grid = case.grid(cfg)
+        row = {"case": case.name, "config": json.dumps(cfg, sort_keys=True), "grid": list(grid), "machine": machine}
+        reset_device_l2()
+        start = time.process_time()
+        try:
+            record = model_launch(case.kernel, grid, *args, machine=machine, **kwargs)
+            row["counters"] = record.totals.as_dict()
+            row["modeled_ms"] = record.modeled_seconds * 1e3
+        except ValueError as exc:  # the cost model refuses it (does not fit the machine)
+            row["counters"] = getattr(exc, "counters", None)
+            row["error"] = str(exc)
+        row["cpu_s"] = time.process_time() - start
+        rows.append(row)
+        print(f"{case.name:34s} {row['config']:90s} {row.get('modeled_ms', 'rejected')} {row['cpu_s']:.2f}s",
+              flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out")
+    parser.add_argument("--machine", default="h200", choices=simulator.registered_specs())
+    parser.add_argument("--case", action="append")
+    parser.add_argument("--seed", type=int, default=20261201)
+    opts = parser.parse_args(argv)
+    with open(opts.out, "a") as f:
+        for case in sk.cases():
+            if opts.case and case.name not in opts.case:
+                continue
+            for row in model_case(case, opts.machine, opts.seed):
+                f.write(json.dumps(row) + "\n")
+            f.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

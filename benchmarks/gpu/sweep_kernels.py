@@ -1,0 +1,562 @@
+"""The cost-model sweep: kernels, shapes and config spaces, one source for real Triton and for wavetile.
+
+The same kernel text is timed by Triton on an H200 (`benchmarks/gpu/sweep.py`, with
+WAVETILE_SWEEP_BACKEND=triton) and modeled by wavetile (`benchmarks/gpu/model_sweep.py`), which is
+what makes the two comparable. Shapes are split into a calibration set (parameters may be fitted
+on it) and a validation set (never fitted on): `Case.split`.
+
+Every case builds its inputs with numpy from a seed; `reference` gives the expected outputs, so
+each config's GPU output is checked before it is timed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+if os.environ.get("WAVETILE_SWEEP_BACKEND") == "triton":
+    import triton.language as tl
+    from triton import jit
+else:
+    import dsl as tl
+    from jit import jit
+
+
+# --- kernels ---------------------------------------------------------------------------------------
+
+@jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    in_group = GROUP_M * num_pid_n
+    first_m = (pid // in_group) * GROUP_M
+    size_m = tl.minimum(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + ((pid % in_group) % size_m)
+    pid_n = (pid % in_group) // size_m
+    offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    tl.store(c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def softmax_kernel(out_ptr, in_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(in_ptr + row * n_cols + offs, mask=mask, other=-float("inf")).to(tl.float32)
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    y = num / tl.sum(num, axis=0)
+    tl.store(out_ptr + row * n_cols + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def rmsnorm_kernel(out_ptr, x_ptr, w_ptr, n_cols, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(x_ptr + row * n_cols + offs, mask=mask, other=0.0).to(tl.float32)
+    w = tl.load(w_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
+    tl.store(out_ptr + row * n_cols + offs, (x * rstd * w).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def layernorm_kernel(out_ptr, x_ptr, w_ptr, b_ptr, n_cols, eps, BLOCK: tl.constexpr):
+    """Triton tutorial 05's forward shape: three passes over the row in BLOCK-wide chunks."""
+    row = tl.program_id(0)
+    x_row = x_ptr + row * n_cols
+    y_row = out_ptr + row * n_cols
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_row + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+    mean = tl.sum(acc, axis=0) / n_cols
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_row + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+        x = tl.where(cols < n_cols, x - mean, 0.0)
+        acc += x * x
+    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        b = tl.load(b_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
+        tl.store(y_row + cols, ((x - mean) * rstd * w + b).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@jit
+def swiglu_kernel(gate_ptr, up_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    g = tl.load(gate_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    u = tl.load(up_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    y = g / (1.0 + tl.exp(-g)) * u
+    tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def transpose_kernel(in_ptr, out_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    tile = tl.load(in_ptr + rows[:, None] * N + cols[None, :], mask=mask)
+    tl.store(out_ptr + cols[None, :] * M + rows[:, None], tile, mask=mask)
+
+
+@jit
+def rowsum_kernel(x_ptr, out_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for start in range(0, N, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+        acc += tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    tl.store(out_ptr + rows, tl.sum(acc, axis=1), mask=rows < M)
+
+
+@jit
+def colsum_kernel(x_ptr, out_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for start in range(0, M, BLOCK_M):
+        rows = start + tl.arange(0, BLOCK_M)
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+        acc += tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    tl.store(out_ptr + cols, tl.sum(acc, axis=0), mask=cols < N)
+
+
+@jit
+def attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq, sm_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                     BLOCK_N: tl.constexpr):
+    """Causal flash attention forward over [batch*heads, seq, HEAD_DIM] (online softmax in base 2)."""
+    start_m = tl.program_id(0)
+    bh = tl.program_id(1)
+    base = bh.to(tl.int64) * seq * HEAD_DIM
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(q_ptr + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < seq, other=0.0)
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    end = tl.minimum((start_m + 1) * BLOCK_M, seq)
+    for start_n in range(0, end, BLOCK_N):
+        offs_n = start_n + tl.arange(0, BLOCK_N)
+        kv_mask = offs_n[:, None] < seq
+        k = tl.load(k_ptr + base + offs_n[:, None] * HEAD_DIM + offs_d[None, :], mask=kv_mask, other=0.0)
+        qk = tl.dot(q, tl.trans(k)) * qk_scale
+        qk = tl.where(offs_m[:, None] >= offs_n[None, :], qk, -1.0e6)
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
+        p = tl.math.exp2(qk - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        v = tl.load(v_ptr + base + offs_n[:, None] * HEAD_DIM + offs_d[None, :], mask=kv_mask, other=0.0)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m_i = m_new
+    acc = acc / l_i[:, None]
+    tl.store(o_ptr + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], acc.to(o_ptr.dtype.element_ty),
+             mask=offs_m[:, None] < seq)
+
+
+@jit
+def paged_decode_kernel(q_ptr, k_ptr, v_ptr, table_ptr, lens_ptr, o_ptr, sm_scale, max_pages, heads, kv_heads,
+                        HEAD_DIM: tl.constexpr, PAGE: tl.constexpr, BLOCK_N: tl.constexpr):
+    """One query token per (sequence, head) against a paged KV cache [pages, PAGE, kv_heads, HEAD_DIM]."""
+    b = tl.program_id(0)
+    h = tl.program_id(1)
+    kvh = h // (heads // kv_heads)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(q_ptr + (b * heads + h) * HEAD_DIM + offs_d).to(tl.float32)
+    length = tl.load(lens_ptr + b)
+    m_i = -float("inf")
+    l_i = 0.0
+    acc = tl.zeros([HEAD_DIM], dtype=tl.float32)
+    for start in range(0, length, BLOCK_N):
+        tok = start + tl.arange(0, BLOCK_N)
+        valid = tok < length
+        page = tl.load(table_ptr + b * max_pages + tok // PAGE, mask=valid, other=0)
+        row = (page.to(tl.int64) * PAGE + tok % PAGE) * kv_heads + kvh
+        k = tl.load(k_ptr + row[:, None] * HEAD_DIM + offs_d[None, :], mask=valid[:, None], other=0.0).to(tl.float32)
+        s = tl.sum(k * q[None, :], axis=1) * sm_scale
+        s = tl.where(valid, s, -float("inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=0))
+        p = tl.exp(s - m_new)
+        alpha = tl.exp(m_i - m_new)
+        v = tl.load(v_ptr + row[:, None] * HEAD_DIM + offs_d[None, :], mask=valid[:, None], other=0.0).to(tl.float32)
+        acc = acc * alpha + tl.sum(p[:, None] * v, axis=0)
+        l_i = l_i * alpha + tl.sum(p, axis=0)
+        m_i = m_new
+    tl.store(o_ptr + (b * heads + h) * HEAD_DIM + offs_d, (acc / l_i).to(o_ptr.dtype.element_ty))
+
+
+# --- cases -----------------------------------------------------------------------------------------
+
+NP_DTYPES = {"fp16": np.float16, "fp32": np.float32}
+
+
+def _np_dtype(name: str):
+    if name == "bf16":
+        import ml_dtypes
+
+        return ml_dtypes.bfloat16
+    return NP_DTYPES[name]
+
+
+@dataclass
+class Case:
+    """One (kernel, shape, dtype) group: its inputs, launch, reference and configs."""
+
+    family: str
+    name: str
+    split: str  # "calibration" or "validation"
+    kernel: object
+    shape: dict
+    dtype: str
+    configs: list[dict]
+    inputs: Callable[[np.random.Generator], dict[str, np.ndarray]]
+    outputs: tuple[str, ...]  # names in inputs() that the kernel writes
+    args: Callable[[dict, dict], tuple]
+    grid: Callable[[dict], tuple]
+    reference: Callable[[dict], dict[str, np.ndarray]]
+    tolerance: float = 2e-2
+    flops: float = 0.0
+    min_bytes: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+def _rand(rng, shape, dtype, scale=1.0):
+    return (rng.standard_normal(shape, dtype=np.float32) * scale).astype(_np_dtype(dtype))
+
+
+def _f32(a):
+    return np.asarray(a, dtype=np.float32)
+
+
+def _launch_options(cfg: dict) -> dict:
+    return {k: v for k, v in cfg.items() if k in ("num_warps", "num_stages")}
+
+
+def _constexprs(cfg: dict) -> dict:
+    return {k: v for k, v in cfg.items() if k not in ("num_warps", "num_stages")}
+
+
+def _grid_configs(space: dict[str, list], limit: int | None = None, seed: int = 0, keep=None) -> list[dict]:
+    """Every combination of `space` that `keep` accepts; at most `limit` of them, chosen by seed."""
+    names = list(space)
+    combos = [dict(zip(names, values)) for values in np.array(np.meshgrid(*[space[n] for n in names],
+                                                                           indexing="ij")).reshape(len(names), -1).T]
+    combos = [{k: int(v) for k, v in c.items()} for c in combos]
+    if keep is not None:
+        combos = [c for c in combos if keep(c)]
+    if limit is not None and len(combos) > limit:
+        pick = np.random.default_rng(seed).choice(len(combos), size=limit, replace=False)
+        combos = [combos[i] for i in sorted(pick)]
+    return combos
+
+
+MATMUL_CONFIGS = [
+    # Triton tutorial 03's CUDA list and neighbours: tile shapes x warps x stages
+    *_grid_configs({"BLOCK_M": [64, 128, 256], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64],
+                    "GROUP_M": [8], "num_warps": [4, 8], "num_stages": [3, 4]}, limit=18, seed=1,
+                   keep=lambda c: c["BLOCK_M"] * c["BLOCK_N"] <= 256 * 128),
+    *_grid_configs({"BLOCK_M": [16, 32, 64], "BLOCK_N": [32, 64, 128], "BLOCK_K": [32, 64, 128],
+                    "GROUP_M": [1, 8], "num_warps": [2, 4], "num_stages": [2, 3, 5]}, limit=8, seed=2),
+]
+SKINNY_CONFIGS = _grid_configs({"BLOCK_M": [16, 32, 64], "BLOCK_N": [32, 64, 128, 256], "BLOCK_K": [64, 128, 256],
+                                "GROUP_M": [1], "num_warps": [2, 4, 8], "num_stages": [2, 3, 4]}, limit=24, seed=3,
+                               keep=lambda c: c["BLOCK_N"] * c["BLOCK_K"] <= 128 * 256)
+
+
+def matmul_case(name, split, m, n, k, dtype, configs):
+    def inputs(rng):
+        return {"a": _rand(rng, (m, k), dtype), "b": _rand(rng, (k, n), dtype),
+                "c": np.empty((m, n), dtype=_np_dtype(dtype))}
+
+    def args(x, cfg):
+        return (x["a"], x["b"], x["c"], m, n, k, k, 1, n, 1, n, 1)
+
+    def grid(cfg):
+        return (math.ceil(m / cfg["BLOCK_M"]) * math.ceil(n / cfg["BLOCK_N"]),)
+
+    def reference(x):
+        return {"c": _f32(x["a"]) @ _f32(x["b"])}
+
+    size = 2 if dtype != "fp32" else 4
+    return Case("matmul", name, split, matmul_kernel, {"M": m, "N": n, "K": k}, dtype, configs, inputs, ("c",),
+                args, grid, reference, tolerance=2e-2, flops=2.0 * m * n * k, min_bytes=size * (m * k + k * n + m * n))
+
+
+ROW_WARPS = [1, 2, 4, 8, 16, 32]
+
+
+def _row_case(family, kernel, name, split, rows, cols, dtype, extra_inputs, args, reference, configs=None):
+    block = 1 << (cols - 1).bit_length()
+
+    def inputs(rng):
+        base = {"x": _rand(rng, (rows, cols), dtype), "out": np.empty((rows, cols), dtype=_np_dtype(dtype))}
+        base.update(extra_inputs(rng))
+        return base
+
+    configs = configs or [{"BLOCK": block, "num_warps": w} for w in ROW_WARPS]
+    size = 4 if dtype == "fp32" else 2
+    return Case(family, name, split, kernel, {"rows": rows, "cols": cols}, dtype, configs, inputs, ("out",),
+                args, lambda cfg: (rows,), reference, tolerance=1e-2, min_bytes=2.0 * size * rows * cols)
+
+
+def softmax_case(name, split, rows, cols, dtype):
+    def reference(x):
+        v = _f32(x["x"])
+        e = np.exp(v - v.max(axis=1, keepdims=True))
+        return {"out": e / e.sum(axis=1, keepdims=True)}
+
+    return _row_case("softmax", softmax_kernel, name, split, rows, cols, dtype, lambda rng: {},
+                     lambda x, cfg: (x["out"], x["x"], cols), reference)
+
+
+def rmsnorm_case(name, split, rows, cols, dtype):
+    def reference(x):
+        v = _f32(x["x"])
+        return {"out": v / np.sqrt((v * v).mean(axis=1, keepdims=True) + 1e-6) * _f32(x["w"])}
+
+    return _row_case("rmsnorm", rmsnorm_kernel, name, split, rows, cols, dtype,
+                     lambda rng: {"w": _rand(rng, (cols,), dtype)},
+                     lambda x, cfg: (x["out"], x["x"], x["w"], cols, 1e-6), reference)
+
+
+def layernorm_case(name, split, rows, cols, dtype):
+    def reference(x):
+        v = _f32(x["x"])
+        mu = v.mean(axis=1, keepdims=True)
+        var = ((v - mu) ** 2).mean(axis=1, keepdims=True)
+        return {"out": (v - mu) / np.sqrt(var + 1e-5) * _f32(x["w"]) + _f32(x["b"])}
+
+    configs = _grid_configs({"BLOCK": [256, 512, 1024, 2048, 4096, 8192], "num_warps": [1, 2, 4, 8, 16]},
+                            keep=lambda c: c["BLOCK"] <= max(256, 1 << (cols - 1).bit_length()))
+    return _row_case("layernorm", layernorm_kernel, name, split, rows, cols, dtype,
+                     lambda rng: {"w": _rand(rng, (cols,), dtype), "b": _rand(rng, (cols,), dtype)},
+                     lambda x, cfg: (x["out"], x["x"], x["w"], x["b"], cols, 1e-5), reference, configs)
+
+
+ELEMENTWISE_CONFIGS = _grid_configs({"BLOCK": [256, 1024, 4096, 16384], "num_warps": [1, 2, 4, 8, 16]},
+                                    keep=lambda c: c["BLOCK"] >= 32 * c["num_warps"])
+
+
+def add_case(name, split, n, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (n,), dtype), "y": _rand(rng, (n,), dtype), "out": np.empty(n, _np_dtype(dtype))}
+
+    size = 4 if dtype == "fp32" else 2
+    return Case("elementwise", name, split, add_kernel, {"n": n}, dtype, ELEMENTWISE_CONFIGS, inputs, ("out",),
+                lambda x, cfg: (x["x"], x["y"], x["out"], n), lambda cfg: (math.ceil(n / cfg["BLOCK"]),),
+                lambda x: {"out": _f32(x["x"]) + _f32(x["y"])}, tolerance=1e-2, min_bytes=3.0 * size * n)
+
+
+def swiglu_case(name, split, n, dtype):
+    def inputs(rng):
+        return {"g": _rand(rng, (n,), dtype), "u": _rand(rng, (n,), dtype), "out": np.empty(n, _np_dtype(dtype))}
+
+    def reference(x):
+        g = _f32(x["g"])
+        return {"out": g / (1 + np.exp(-g)) * _f32(x["u"])}
+
+    size = 4 if dtype == "fp32" else 2
+    return Case("elementwise", name, split, swiglu_kernel, {"n": n}, dtype, ELEMENTWISE_CONFIGS, inputs, ("out",),
+                lambda x, cfg: (x["g"], x["u"], x["out"], n), lambda cfg: (math.ceil(n / cfg["BLOCK"]),),
+                reference, tolerance=1e-2, min_bytes=3.0 * size * n)
+
+
+TILE2D_CONFIGS = _grid_configs({"BLOCK_M": [16, 32, 64, 128], "BLOCK_N": [16, 32, 64, 128], "num_warps": [2, 4, 8]},
+                               limit=16, seed=4)
+
+
+def transpose_case(name, split, m, n, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (m, n), dtype), "out": np.empty((n, m), _np_dtype(dtype))}
+
+    size = 4 if dtype == "fp32" else 2
+    return Case("transpose", name, split, transpose_kernel, {"M": m, "N": n}, dtype, TILE2D_CONFIGS, inputs, ("out",),
+                lambda x, cfg: (x["x"], x["out"], m, n),
+                lambda cfg: (math.ceil(m / cfg["BLOCK_M"]), math.ceil(n / cfg["BLOCK_N"])),
+                lambda x: {"out": _f32(x["x"]).T}, tolerance=1e-6, min_bytes=2.0 * size * m * n)
+
+
+REDUCE_CONFIGS = _grid_configs({"BLOCK_M": [1, 4, 16, 64], "BLOCK_N": [64, 256, 1024], "num_warps": [1, 4, 8]},
+                               limit=16, seed=5, keep=lambda c: c["BLOCK_M"] * c["BLOCK_N"] <= 16384)
+
+
+def rowsum_case(name, split, m, n, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (m, n), dtype), "out": np.empty(m, np.float32)}
+
+    size = 4 if dtype == "fp32" else 2
+    return Case("reduction", name, split, rowsum_kernel, {"M": m, "N": n}, dtype, REDUCE_CONFIGS, inputs, ("out",),
+                lambda x, cfg: (x["x"], x["out"], m, n), lambda cfg: (math.ceil(m / cfg["BLOCK_M"]),),
+                lambda x: {"out": _f32(x["x"]).sum(axis=1)}, tolerance=1e-3, min_bytes=size * m * n)
+
+
+COLSUM_CONFIGS = _grid_configs({"BLOCK_M": [4, 16, 64], "BLOCK_N": [32, 128, 512], "num_warps": [1, 4, 8]},
+                               limit=14, seed=6, keep=lambda c: c["BLOCK_M"] * c["BLOCK_N"] <= 16384)
+
+
+def colsum_case(name, split, m, n, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (m, n), dtype), "out": np.empty(n, np.float32)}
+
+    size = 4 if dtype == "fp32" else 2
+    return Case("reduction", name, split, colsum_kernel, {"M": m, "N": n}, dtype, COLSUM_CONFIGS, inputs, ("out",),
+                lambda x, cfg: (x["x"], x["out"], m, n), lambda cfg: (math.ceil(n / cfg["BLOCK_N"]),),
+                lambda x: {"out": _f32(x["x"]).sum(axis=0)}, tolerance=1e-3, min_bytes=size * m * n)
+
+
+ATTENTION_CONFIGS = _grid_configs({"BLOCK_M": [32, 64, 128], "BLOCK_N": [32, 64, 128], "num_warps": [4, 8],
+                                   "num_stages": [1, 2, 3]}, limit=16, seed=7)
+
+
+def attention_case(name, split, bh, seq, d, dtype):
+    def inputs(rng):
+        return {"q": _rand(rng, (bh, seq, d), dtype), "k": _rand(rng, (bh, seq, d), dtype),
+                "v": _rand(rng, (bh, seq, d), dtype), "o": np.empty((bh, seq, d), _np_dtype(dtype))}
+
+    def reference(x):
+        q, k, v = _f32(x["q"]), _f32(x["k"]), _f32(x["v"])
+        s = q @ k.transpose(0, 2, 1) / math.sqrt(d)
+        s = np.where(np.tril(np.ones((seq, seq), bool)), s, -np.inf)
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        return {"o": (p / p.sum(axis=-1, keepdims=True)) @ v}
+
+    return Case("attention", name, split, attention_kernel, {"BH": bh, "S": seq, "D": d}, dtype,
+                [{"HEAD_DIM": d, **c} for c in ATTENTION_CONFIGS], inputs, ("o",),
+                lambda x, cfg: (x["q"], x["k"], x["v"], x["o"], seq, 1.0 / math.sqrt(d)),
+                lambda cfg: (math.ceil(seq / cfg["BLOCK_M"]), bh), reference, tolerance=2e-2,
+                flops=2.0 * bh * seq * seq * d, min_bytes=4.0 * 2 * bh * seq * d)
+
+
+DECODE_CONFIGS = _grid_configs({"BLOCK_N": [16, 32, 64, 128, 256], "num_warps": [1, 2, 4, 8]}, limit=14, seed=8)
+PAGE = 16
+
+
+def paged_decode_case(name, split, batch, heads, kv_heads, d, mean_len, dtype):
+    def inputs(rng):
+        lens = rng.integers(mean_len // 2, mean_len * 3 // 2, size=batch).astype(np.int32)
+        pages = -(-lens // PAGE)
+        max_pages = int(pages.max())
+        table = np.zeros((batch, max_pages), np.int32)
+        order = rng.permutation(int(pages.sum())).astype(np.int32)
+        at = 0
+        for b in range(batch):
+            table[b, :pages[b]] = order[at:at + pages[b]]
+            at += pages[b]
+        total = int(pages.sum())
+        return {"q": _rand(rng, (batch, heads, d), dtype), "k": _rand(rng, (total, PAGE, kv_heads, d), dtype),
+                "v": _rand(rng, (total, PAGE, kv_heads, d), dtype), "table": table, "lens": lens,
+                "o": np.empty((batch, heads, d), _np_dtype(dtype))}
+
+    def args(x, cfg):
+        return (x["q"], x["k"], x["v"], x["table"], x["lens"], x["o"], 1.0 / math.sqrt(d), x["table"].shape[1],
+                heads, kv_heads)
+
+    def reference(x):
+        out = np.zeros((batch, heads, d), np.float32)
+        group = heads // kv_heads
+        for b in range(batch):
+            n = int(x["lens"][b])
+            rows = (x["table"][b, np.arange(n) // PAGE] * PAGE + np.arange(n) % PAGE)
+            for h in range(heads):
+                k = _f32(x["k"].reshape(-1, kv_heads, d)[rows, h // group])
+                v = _f32(x["v"].reshape(-1, kv_heads, d)[rows, h // group])
+                s = k @ _f32(x["q"][b, h]) / math.sqrt(d)
+                p = np.exp(s - s.max())
+                out[b, h] = p @ v / p.sum()
+        return {"o": out}
+
+    size = 2 if dtype != "fp32" else 4
+    return Case("paged_decode", name, split, paged_decode_kernel,
+                {"B": batch, "H": heads, "HKV": kv_heads, "D": d, "len": mean_len}, dtype,
+                [{"HEAD_DIM": d, "PAGE": PAGE, **c} for c in DECODE_CONFIGS], inputs, ("o",), args,
+                lambda cfg: (batch, heads), reference, tolerance=2e-2,
+                min_bytes=2.0 * size * batch * mean_len * kv_heads * d)
+
+
+def cases() -> list[Case]:
+    """Every case of the sweep, calibration and validation shapes of each family."""
+    c, v = "calibration", "validation"
+    return [
+        matmul_case("matmul_fp16_2048", c, 2048, 2048, 2048, "fp16", MATMUL_CONFIGS),
+        matmul_case("matmul_bf16_4096x4096x1024", c, 4096, 4096, 1024, "bf16", MATMUL_CONFIGS),
+        matmul_case("matmul_fp32_2048", c, 2048, 2048, 2048, "fp32", MATMUL_CONFIGS),
+        matmul_case("matmul_fp16_skinny_m16", c, 16, 4096, 4096, "fp16", SKINNY_CONFIGS),
+        matmul_case("matmul_bf16_kheavy", c, 512, 512, 16384, "bf16", MATMUL_CONFIGS),
+        matmul_case("matmul_fp16_4096", v, 4096, 4096, 4096, "fp16", MATMUL_CONFIGS),
+        matmul_case("matmul_bf16_3072x2048x4096", v, 3072, 2048, 4096, "bf16", MATMUL_CONFIGS),
+        matmul_case("matmul_fp32_1024x4096x2048", v, 1024, 4096, 2048, "fp32", MATMUL_CONFIGS),
+        matmul_case("matmul_bf16_skinny_m64", v, 64, 8192, 4096, "bf16", SKINNY_CONFIGS),
+        matmul_case("matmul_fp16_skinny_m1", v, 1, 4096, 4096, "fp16", SKINNY_CONFIGS),
+        softmax_case("softmax_fp32_4096x1024", c, 4096, 1024, "fp32"),
+        softmax_case("softmax_fp16_8192x4096", c, 8192, 4096, "fp16"),
+        softmax_case("softmax_fp32_2048x16384", c, 2048, 16384, "fp32"),
+        softmax_case("softmax_fp16_4096x2000", v, 4096, 2000, "fp16"),
+        softmax_case("softmax_fp32_1024x32768", v, 1024, 32768, "fp32"),
+        softmax_case("softmax_fp32_16384x512", v, 16384, 512, "fp32"),
+        rmsnorm_case("rmsnorm_fp16_8192x4096", c, 8192, 4096, "fp16"),
+        rmsnorm_case("rmsnorm_bf16_4096x8192", c, 4096, 8192, "bf16"),
+        rmsnorm_case("rmsnorm_fp32_16384x1024", v, 16384, 1024, "fp32"),
+        rmsnorm_case("rmsnorm_bf16_2048x12288", v, 2048, 12288, "bf16"),
+        layernorm_case("layernorm_fp16_4096x4096", c, 4096, 4096, "fp16"),
+        layernorm_case("layernorm_fp32_2048x10000", v, 2048, 10000, "fp32"),
+        add_case("add_fp32_16M", c, 1 << 24, "fp32"),
+        swiglu_case("swiglu_bf16_16M", c, 1 << 24, "bf16"),
+        add_case("add_fp16_5M", v, 5_000_000, "fp16"),
+        swiglu_case("swiglu_fp16_64M", v, 1 << 26, "fp16"),
+        transpose_case("transpose_fp32_4096", c, 4096, 4096, "fp32"),
+        transpose_case("transpose_fp16_8192x2048", v, 8192, 2048, "fp16"),
+        rowsum_case("rowsum_fp32_8192x4096", c, 8192, 4096, "fp32"),
+        colsum_case("colsum_fp32_4096x8192", c, 4096, 8192, "fp32"),
+        rowsum_case("rowsum_fp16_32768x1000", v, 32768, 1000, "fp16"),
+        colsum_case("colsum_bf16_16384x2048", v, 16384, 2048, "bf16"),
+        attention_case("attention_fp16_d64_s2048", c, 32, 2048, 64, "fp16"),
+        attention_case("attention_fp16_d128_s1024", c, 32, 1024, 128, "fp16"),
+        attention_case("attention_bf16_d128_s2048", v, 16, 2048, 128, "bf16"),
+        attention_case("attention_fp16_d64_s4096", v, 16, 4096, 64, "fp16"),
+        paged_decode_case("decode_fp16_b32_h32_d128", c, 32, 32, 8, 128, 2048, "fp16"),
+        paged_decode_case("decode_bf16_b8_h16_d128", v, 8, 16, 2, 128, 4096, "bf16"),
+        paged_decode_case("decode_fp16_b64_h32_d64", v, 64, 32, 4, 64, 1024, "fp16"),
+    ]
+
+
+def launch_args(case: Case, arrays: dict, cfg: dict) -> tuple[tuple, dict]:
+    """Positional arguments and keyword arguments (constexprs, num_warps, num_stages) of one config."""
+    return case.args(arrays, cfg), {**_constexprs(cfg), **_launch_options(cfg)}

@@ -1,0 +1,78 @@
+"""simulator.validate: the scores it computes, and a run over a slice of the stored H200 sweep."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simulator import validate
+from simulator.counters import Counters
+
+SWEEPS = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu"
+
+
+def test_spearman_matches_hand_computed_ranks():
+    a = np.array([1.0, 2.0, 3.0, 4.0])
+    assert validate.spearman(a, a * 10) == pytest.approx(1.0)
+    assert validate.spearman(a, -a) == pytest.approx(-1.0)
+    # ties share their mean rank: ranks (0, 1.5, 1.5, 3) against (0, 1, 2, 3)
+    b = np.array([1.0, 5.0, 5.0, 9.0])
+    expected = np.corrcoef([0, 1.5, 1.5, 3], [0, 1, 2, 3])[0, 1]
+    assert validate.spearman(b, a) == pytest.approx(expected)
+
+
+def _group(measured, modeled, statuses=None):
+    configs = []
+    for i, t in enumerate(measured):
+        configs.append(validate.Config(str(i), (statuses or ["ok"] * len(measured))[i], t, Counters(programs=1), (1,)))
+    table = dict(zip((c.config for c in configs), modeled))
+    return validate.Group("g", "f", "calibration", configs), lambda c: table[c.config]
+
+
+def test_regret_counts_the_pick_within_noise_as_a_tie():
+    group, model = _group([1.0, 1.01, 2.0, 4.0], [2.0, 1.0, 3.0, 4.0])
+    score = validate.score_group(group, model)
+    assert score.regret == 0.0  # the pick (1.01) is within 2 % of the best (1.0)
+    group, model = _group([1.0, 1.5, 2.0, 4.0], [2.0, 1.0, 3.0, 4.0])
+    score = validate.score_group(group, model)
+    assert score.regret == pytest.approx(0.5)
+    assert score.regret5 == 0.0
+    assert score.mape == pytest.approx(np.median([1.0, 1 / 3, 0.5, 0.0]))
+
+
+def test_rejections_and_overflows_are_counted():
+    group, model = _group([1.0, 2.0, None, 3.0], [1.0, None, 5.0, None], ["ok", "ok", "out_of_resources", "error"])
+    score = validate.score_group(group, model)
+    assert score.rejected_ok == 1  # config 1 ran on the GPU but the model refused it
+    assert score.overflows == 1 and score.missed_overflows == 1  # config 2 overflowed, the model accepted it
+
+
+def test_validate_runs_on_a_slice_of_the_stored_sweep(capsys):
+    code = validate.main(["--split", "all", "--family", "softmax"])
+    out = capsys.readouterr().out
+    assert code in (0, 1)
+    assert "softmax_fp32_4096x1024" in out and "median rho" in out and "random pick" in out
+
+
+def test_stored_counters_are_what_the_compiler_gives_now():
+    """Re-model one stored config: the counters file must describe the current compiler and profiler."""
+    sys.path.insert(0, str(SWEEPS))
+    import model_sweep
+    import sweep_kernels
+
+    case = next(c for c in sweep_kernels.cases() if c.name == "softmax_fp32_4096x1024")
+    case.configs = case.configs[2:3]
+    fresh = model_sweep.model_case(case, "h200", seed=20261201)[0]
+    stored = {}
+    with open(validate.DATA / "h200_counters.jsonl") as f:
+        for line in f:
+            row = json.loads(line)
+            stored[(row["case"], row["config"])] = row
+    old = stored[(case.name, fresh["config"])]["counters"]
+    new = fresh["counters"]
+    for key in ("load_requests", "store_requests", "global_sectors", "shared_wavefronts", "registers_per_thread",
+                "memory_rounds", "warp_instructions"):
+        assert new[key] == old[key], key
+    assert new["dram_bytes"] == pytest.approx(old["dram_bytes"], rel=0.02)
