@@ -97,7 +97,8 @@ def model_launch(jit_fn, grid, args: tuple, kwargs: dict, *, machine=None, sampl
     signature, options, runtime = jit_fn.bind(tuple(args), dict(kwargs))
     machine = machine if machine is not None else options.get("machine")
     divisibility = jit_fn.divisibility(runtime) if hasattr(jit_fn, "divisibility") else ()
-    kernel = jit_fn.get_compiled(signature, _options(options), divisibility)
+    # only the instrumented variant runs: the plain build is never compiled for a modeled launch
+    kernel = jit_fn.get_compiled(signature, dataclasses.replace(_options(options), instrument=True), divisibility)
     if callable(grid):
         meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
                 **{n: (v.keepalive if isinstance(v, launcher.Buffer) else v) for n, v, _ in runtime}, **options}
@@ -107,9 +108,8 @@ def model_launch(jit_fn, grid, args: tuple, kwargs: dict, *, machine=None, sampl
     if total == 0:
         raise ValueError(f"{jit_fn.__name__}: cannot model an empty grid {grid}")
     spec = simulator.current_spec(machine)
-    instrumented = _instrumented(jit_fn, kernel)
     start = time.perf_counter()
-    buffers, chosen = _run_instrumented(instrumented, grid3, runtime, jit_fn.__name__, sample, spec, total)
+    buffers, chosen = _run_instrumented(kernel, grid3, runtime, jit_fn.__name__, sample, spec, total)
     cpu = time.perf_counter() - start
     result = _record(jit_fn, kernel, grid3, buffers, spec, chosen, total, cpu, shared_padding, runtime)
     if record:
@@ -264,10 +264,11 @@ def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, pa
     shared_bytes = _shared_bytes(probes, live, spec, num_warps, num_stages, padding)
     registers = simulator.estimate_registers(_live_bytes(probes, live), num_warps, spec)
     extra: dict[LineKey, Counters] = {}
+    dot_shapes = {tuple(probes[p]["results"][0][0]) for p in live if probes[p]["op"] == "tile.dot"}
     for p in live:
         info = probes[p]
         if not info["trace"]:
-            found = _compute(info, int(counts[p]), spec, num_warps, padding)
+            found = _compute(info, int(counts[p]), spec, num_warps, padding, dot_shapes)
             if found is not None:
                 line = (file, int(info["line"] or 0))
                 extra[line] = extra.get(line, Counters()) + found
@@ -287,12 +288,23 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
         return []
     threads = num_warps * spec.warp_size
     head = device(parts[0][:4, 1:1 + numel])
-    vector = 1 if kind.startswith("tile.atomic") else _vector_width(head, shape, itemsize, threads)
-    rows = warp_rows(default_layout(shape, num_warps, spec.warp_size, vector))
+    # Triton's coalescing pass orders each access's layout by its pointer's contiguity: a tile whose
+    # addresses run along another dim is laid out with that dim fastest (through a layout change in
+    # shared memory when the value was made in the default layout)
+    axes = _fastest_last(head, shape, itemsize)
+    view = tuple(shape[a] for a in axes)
+    index = np.arange(numel).reshape(shape).transpose(axes).ravel()  # view's flat position -> tile's
+    head = head[:, index]
+    vector = 1 if kind.startswith("tile.atomic") else _vector_width(head, view, itemsize, threads)
+    rows = warp_rows(default_layout(view, num_warps, spec.warp_size, vector))
+    element = index[rows.element]
     per_record = rows.element.shape[0]
     results = []
+    if axes != tuple(range(len(shape))):
+        executions = sum(len(data) for data in parts) * weight
+        rec.add(line, sampling.scale(_layout_change(numel * itemsize, num_warps, spec), executions, 0))
     for data in parts:
-        lanes = data[:, 1:1 + numel][:, rows.element]  # [records, instructions, lanes]
+        lanes = data[:, 1:1 + numel][:, element]  # [records, instructions, lanes]
         shift = device.shift(data[:, 1])
         if shift is not None:
             lanes -= shift[:, None, None]
@@ -301,7 +313,7 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
         if info.get("masked"):
             flags = np.ascontiguousarray(data[:, 1 + numel:]).view(np.uint8)[:, :numel]
             if not flags.all():
-                active = flags[:, rows.element].astype(bool)
+                active = flags[:, element].astype(bool)
                 if kind != "tile.load":
                     active &= ~rows.replica
                 active = active.reshape(-1, spec.warp_size)
@@ -317,6 +329,28 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
         else:
             rec.atomic_access(line, lanes, active, itemsize, program_ids=program_ids, weight=weight)
     return results
+
+
+def _fastest_last(addresses: np.ndarray, shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """Dims of the tile with its contiguous dim last (the identity when the last dim is contiguous or no dim is)."""
+    if len(shape) < 2 or shape[-1] > 1 and _contiguous(addresses, shape, len(shape) - 1, itemsize):
+        return tuple(range(len(shape)))
+    for dim in range(len(shape) - 2, -1, -1):
+        if shape[dim] > 1 and _contiguous(addresses, shape, dim, itemsize):
+            return tuple(d for d in range(len(shape)) if d != dim) + (dim,)
+    return tuple(range(len(shape)))
+
+
+def _contiguous(addresses: np.ndarray, shape: tuple[int, ...], dim: int, itemsize: int) -> bool:
+    tile = addresses.reshape((-1,) + tuple(shape))
+    return bool((np.diff(tile, axis=dim + 1) == itemsize).all())
+
+
+def _layout_change(nbytes: int, num_warps: int, spec: MachineSpec) -> Counters:
+    """One layout change of a tile through shared memory: written and read once, conflict-free, a barrier."""
+    wavefronts = 2 * -(-nbytes // (spec.shared_banks * spec.shared_bank_bytes))
+    return Counters(shared_requests=wavefronts, shared_wavefronts=wavefronts, shared_bytes=2 * nbytes,
+                    barriers=num_warps)
 
 
 def _vector_width(addresses: np.ndarray, shape: tuple[int, ...], itemsize: int, threads: int) -> int:
@@ -344,8 +378,10 @@ def _numel(entry: list) -> int:
     return math.prod(entry[0]) if entry[0] else 1
 
 
-def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding: int) -> Counters | None:
-    """Counters of a non-memory op executed `execs` times by the measured programs."""
+def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding: int,
+             dot_shapes: set = frozenset()) -> Counters | None:
+    """Counters of a non-memory op executed `execs` times by the measured programs.
+    dot_shapes: result shapes of the kernel's dots (values of that shape live in the MMA layout)."""
     name = info["op"]
     out = info["results"][0] if info["results"] else (info["operands"][0] if info["operands"] else [[], "i32"])
     numel = _numel(out)
@@ -354,7 +390,7 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
     if name == "tile.dot":
         return _dot(info, execs, spec, num_warps)
     if name in ("tile.reduce", "tile.scan"):
-        return _reduction(info, execs, spec, num_warps)
+        return _reduction(info, execs, spec, num_warps, dot_shapes)
     if name == "tile.permute":
         order = tuple(info["attrs"]["order"])
         if not shared_model.moves_fastest_dim(order):
@@ -415,9 +451,16 @@ def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int) -> Counters:
             + _times(_shared(writes + reads, spec), execs))
 
 
-def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int) -> Counters:
+def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int, dot_shapes: set = frozenset()) -> Counters:
+    """A reduction or scan. Over a tile shaped like a dot result the values sit in the MMA layout, where
+    warps own 16-row slices first and split the columns only when rows run out (Triton's warpsPerCTA), so
+    a row reduction crosses warps when a program has more warps than 16-row slices."""
     shape = tuple(info["operands"][0][0])
     axis = int(info["attrs"]["axis"])
+    mma_warps = None
+    if len(shape) == 2 and shape in dot_shapes:
+        along_m = min(num_warps, max(1, shape[0] // 16))
+        mma_warps = along_m if axis == 0 else num_warps // along_m
     dtype = parse_ir_type(info["operands"][0][1])
     numel = math.prod(shape)
     combine = info.get("combine", [])
@@ -430,7 +473,8 @@ def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int) -> Cou
         if cls.startswith("fp_") and dtype.is_floating():
             flops += execs * numel
     itemsize = max(1, dtype.itemsize)
-    writes, reads, _, lanes, warps = shared_model.cross_warp(shape, axis, itemsize, num_warps, spec.warp_size)
+    writes, reads, _, lanes, warps = shared_model.cross_warp(shape, axis, itemsize, num_warps, spec.warp_size,
+                                                             mma_warps)
     outputs = numel // shape[axis]
     rounds = max(0, (lanes - 1).bit_length())
     if rounds:

@@ -80,14 +80,15 @@ def dot(m: int, n: int, k: int, itemsize: int, num_warps: int, warp_size: int,
 
 
 def cross_warp(shape: tuple[int, ...], axis: int, itemsize: int, num_warps: int,
-               warp_size: int) -> tuple[list[Access], list[Access], int, int, int]:
+               warp_size: int, warps_along: int | None = None) -> tuple[list[Access], list[Access], int, int, int]:
     """Partials of a reduction / scan whose axis spans several warps.
 
     Returns (writes, reads, scratch bytes, lanes along the axis, warps along the axis); no shared
-    traffic when the axis lies within one warp.
+    traffic when the axis lies within one warp. warps_along: the warps along the axis when the
+    values are not in the default blocked layout (an MMA result).
     """
     layout = default_layout(tuple(shape), num_warps, warp_size)
-    lanes, warps = layout.lanes[axis], layout.warps[axis]
+    lanes, warps = layout.lanes[axis], layout.warps[axis] if warps_along is None else warps_along
     if warps <= 1:
         return [], [], 0, lanes, warps
     outputs = math.prod(shape) // shape[axis]

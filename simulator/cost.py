@@ -15,7 +15,7 @@ on one unit, in cycles (per-program counts are launch totals / programs):
     shared   b * wavefronts / shared_wavefronts_per_clk
     l2       b * (sectors * sector_bytes + spill bytes) / (l2_bytes_per_s / clock / active_units)
     dram     b * dram_bytes / (dram_bytes_per_s * dram_efficiency / clock / active_units)
-    latency  (1 + rounds / overlap) * L + barriers_per_warp * barrier_cycles; rounds = the longest
+    latency  (1 + rounds / overlap) * L + barriers_per_warp * (barrier_cycles + exchange_cycles); rounds = the longest
              chain of dependent loads, overlap = num_stages - 1 for loops (software pipelining keeps
              that many iterations of loads in flight), L = h * l2_latency + (1 - h) * mem_latency
     atomics  b * (atomic_ops / atomic_ops_per_clk + atomic_serialized * atomic_serial_cycles)
@@ -174,7 +174,8 @@ class _PerProgram:
         barriers_per_warp = counters.barriers / n / num_warps
         hit = counters.l2_hit_rate
         round_trip = hit * spec.l2_latency_cycles + (1 - hit) * spec.mem_latency_cycles
-        self.latency_cycles = (1 + rounds / overlap) * round_trip + barriers_per_warp * spec.barrier_cycles
+        self.latency_cycles = ((1 + rounds / overlap) * round_trip
+                               + barriers_per_warp * (spec.barrier_cycles + spec.exchange_cycles))
 
 
 def _tensor_cycles(counters: Counters, spec: MachineSpec, num_warps: int) -> float:

@@ -72,6 +72,8 @@ H200 = {
     "mma_sync_fraction": (0.5, "L", "mma.sync rate relative to wgmma; fitted on the calibration sweep"),
     "warp_issue_ipc": (0.25, "L", "dependent-instruction issue of one warp; fitted on the calibration sweep"),
     "spill_traffic": (2.0, "L", "local-memory round trips per spilled register; fitted on the calibration sweep"),
+    "exchange_cycles": (100.0, "L", "a cross-warp exchange on a program's critical path; fitted on the calibration "
+                        "sweep"),
     "alpha": (0.1, "assumed", "overlap blend in [0, 0.3]; calibrate (§4.3)"),
 }
 
@@ -129,6 +131,7 @@ MTT_S5000 = {
     "mma_sync_fraction": (0.5, "assumed", "H200's fitted value"),
     "warp_issue_ipc": (0.25, "assumed", "H200's fitted value"),
     "spill_traffic": (2.0, "assumed", "H200's fitted value"),
+    "exchange_cycles": (100.0, "assumed", "H200's fitted value"),
     "alpha": (0.1, "assumed", "uncalibrated; H200 default"),
 }
 
@@ -185,6 +188,7 @@ MTT_S4000 = {
     "mma_sync_fraction": (0.5, "assumed", "H200's fitted value"),
     "warp_issue_ipc": (0.25, "assumed", "H200's fitted value"),
     "spill_traffic": (2.0, "assumed", "H200's fitted value"),
+    "exchange_cycles": (100.0, "assumed", "H200's fitted value"),
     "alpha": (0.1, "assumed", "uncalibrated; H200 default"),
 }
 

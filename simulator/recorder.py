@@ -113,6 +113,10 @@ class LaunchCounters:
 
     # --- internals ---------------------------------------------------------------------------------
 
+    def add(self, line: LineKey, counters: Counters) -> None:
+        """Counters the caller derived itself (e.g. a layout change through shared memory)."""
+        self._add(line, counters)
+
     def _add(self, line: LineKey, counters: Counters) -> None:
         self.lines[line] = self.lines.get(line, Counters()) + counters
 

@@ -87,6 +87,7 @@ class MachineSpec:
     # per-warp issue and register spills
     warp_issue_ipc: float  # instructions one warp issues per clock on average (dependency stalls)
     spill_traffic: float  # local-memory round trips per spilled register per program
+    exchange_cycles: float  # critical-path cost of a barrier beyond barrier_cycles (shared store, wait, load)
     # cost-model blend: T_wave = max + alpha * (sum - max)
     alpha: float
     sources: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False)

@@ -5,8 +5,8 @@
 For each (case, config) of sweep_kernels, one modeled launch (`jit.launcher.model_launch`, a cold
 L2 as `do_bench` leaves it) gives the simulator counters. They are written one JSON line per config,
 with the grid and the CPU seconds the modeling took, so `python -m simulator.validate` can score the
-cost model against the GPU's times without running the kernels again. A config the compiler cannot
-build is kept with its error.
+cost model against the GPU's times without running the kernels again. A config the cost model
+refuses is kept with its error; configs already in OUT are skipped, so an interrupted run resumes.
 """
 
 from __future__ import annotations
@@ -27,10 +27,14 @@ from jit.launcher import model_launch  # noqa: E402
 from simulator.recorder import reset_device_l2  # noqa: E402
 
 
-def model_case(case: sk.Case, machine: str, seed: int) -> list[dict]:
+def model_case(case: sk.Case, machine: str, seed: int, done: frozenset = frozenset()) -> list[dict]:
+    """Counters of every config of `case` not in `done` ((case, config) pairs already modeled)."""
+    todo = [cfg for cfg in case.configs if (case.name, json.dumps(cfg, sort_keys=True)) not in done]
+    if not todo:
+        return []
     arrays = case.inputs(np.random.default_rng(seed))
     rows = []
-    for cfg in case.configs:
+    for cfg in todo:
         args, kwargs = sk.launch_args(case, arrays, cfg)
         grid = case.grid(cfg)
         row = {"case": case.name, "config": json.dumps(cfg, sort_keys=True), "grid": list(grid), "machine": machine}
@@ -57,11 +61,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--case", action="append")
     parser.add_argument("--seed", type=int, default=20261201)
     opts = parser.parse_args(argv)
+    done = set()
+    if os.path.exists(opts.out):  # resume: configs already in OUT are not modeled again
+        with open(opts.out) as f:
+            done = {(row["case"], row["config"]) for row in map(json.loads, f)}
     with open(opts.out, "a") as f:
         for case in sk.cases():
             if opts.case and case.name not in opts.case:
                 continue
-            for row in model_case(case, opts.machine, opts.seed):
+            for row in model_case(case, opts.machine, opts.seed, frozenset(done)):
                 f.write(json.dumps(row) + "\n")
             f.flush()
     return 0

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from triton_twin import library_kernel
 
 if os.environ.get("WAVETILE_SWEEP_BACKEND") == "triton":
     import triton.language as tl
@@ -511,6 +512,77 @@ def paged_decode_case(name, split, batch, heads, kv_heads, d, mean_len, dtype):
                 min_bytes=2.0 * size * batch * mean_len * kv_heads * d)
 
 
+LIB_ROW_CONFIGS = _grid_configs({"ROWS": [1, 2, 4, 8], "num_warps": [1, 2, 4, 8, 16]},
+                                keep=lambda c: c["ROWS"] <= 2 * c["num_warps"])
+
+
+def lib_rmsnorm_case(name, split, rows, cols, dtype):
+    """The library's RMSNorm (kernels/norm.py), 1 + w form, several rows per program."""
+    block = 1 << (cols - 1).bit_length()
+
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, cols), dtype), "w": _rand(rng, (cols,), dtype, 0.1),
+                "out": np.empty((rows, cols), _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"])
+        return {"out": v / np.sqrt((v * v).mean(axis=1, keepdims=True) + 1e-6) * (1 + _f32(x["w"]))}
+
+    size = 4 if dtype == "fp32" else 2
+    return Case("lib_rmsnorm", name, split, library_kernel("kernels/norm.py", "_rmsnorm_kernel"),
+                {"rows": rows, "cols": cols}, dtype,
+                [{"HAS_RESIDUAL": False, "ZERO_CENTERED": True, "BLOCK_N": block, **c} for c in LIB_ROW_CONFIGS],
+                inputs, ("out",), lambda x, cfg: (x["x"], x["x"], x["w"], x["out"], x["out"], rows, cols, 1e-6),
+                lambda cfg: (math.ceil(rows / cfg["ROWS"]),), reference, tolerance=1e-2,
+                min_bytes=2.0 * size * rows * cols)
+
+
+GATED_CONFIGS = _grid_configs({"ROWS": [1, 4, 16, 64], "num_warps": [1, 2, 4, 8]})
+
+
+def lib_gated_rmsnorm_case(name, split, rows, cols, dtype):
+    """The library's gated RMSNorm of the Gated DeltaNet output: 128-wide heads, silu(z) gate."""
+    block = 1 << (cols - 1).bit_length()
+
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, cols), dtype), "z": _rand(rng, (rows, cols), dtype),
+                "w": _rand(rng, (cols,), dtype), "out": np.empty((rows, cols), _np_dtype(dtype))}
+
+    def reference(x):
+        v, z = _f32(x["x"]), _f32(x["z"])
+        return {"out": v / np.sqrt((v * v).mean(axis=1, keepdims=True) + 1e-6) * _f32(x["w"]) * z / (1 + np.exp(-z))}
+
+    size = 4 if dtype == "fp32" else 2
+    return Case("lib_gated_rmsnorm", name, split, library_kernel("kernels/norm.py", "_gated_rmsnorm_kernel"),
+                {"rows": rows, "cols": cols}, dtype, [{"BLOCK_N": block, **c} for c in GATED_CONFIGS], inputs,
+                ("out",), lambda x, cfg: (x["x"], x["z"], x["w"], x["out"], rows, cols, 1e-6),
+                lambda cfg: (math.ceil(rows / cfg["ROWS"]),), reference, tolerance=1e-2,
+                min_bytes=3.0 * size * rows * cols)
+
+
+SWIGLU_GEMM_CONFIGS = _grid_configs({"BLOCK_M": [16, 32, 64, 128], "BLOCK_N": [32, 64, 128], "BLOCK_K": [32, 64],
+                                     "GROUP_M": [8], "num_warps": [4, 8], "num_stages": [2, 3, 4]}, limit=22, seed=9)
+
+
+def lib_swiglu_case(name, split, m, n, k, dtype):
+    """The library's fused SwiGLU up-projection (kernels/ffn.py): two accumulators share the x tile."""
+    def inputs(rng):
+        return {"x": _rand(rng, (m, k), dtype), "wg": _rand(rng, (k, n), dtype, 0.05),
+                "wu": _rand(rng, (k, n), dtype, 0.05), "h": np.empty((m, n), _np_dtype(dtype))}
+
+    def reference(x):
+        g = _f32(x["x"]) @ _f32(x["wg"])
+        return {"h": g / (1 + np.exp(-g)) * (_f32(x["x"]) @ _f32(x["wu"]))}
+
+    def args(x, cfg):
+        return (x["x"], x["wg"], x["wu"], x["h"], m, n, k, k, 1, n, 1, n, 1, n, 1)
+
+    return Case("lib_swiglu", name, split, library_kernel("kernels/ffn.py", "swiglu_kernel"),
+                {"M": m, "N": n, "K": k}, dtype, [{"PRECISION": "tf32", **c} for c in SWIGLU_GEMM_CONFIGS],
+                inputs, ("h",), args, lambda cfg: (math.ceil(m / cfg["BLOCK_M"]) * math.ceil(n / cfg["BLOCK_N"]),),
+                reference, tolerance=3e-2, flops=4.0 * m * n * k, min_bytes=2.0 * (m * k + 2 * k * n + m * n))
+
+
 def cases() -> list[Case]:
     """Every case of the sweep, calibration and validation shapes of each family."""
     c, v = "calibration", "validation"
@@ -554,6 +626,16 @@ def cases() -> list[Case]:
         paged_decode_case("decode_fp16_b32_h32_d128", c, 32, 32, 8, 128, 2048, "fp16"),
         paged_decode_case("decode_bf16_b8_h16_d128", v, 8, 16, 2, 128, 4096, "bf16"),
         paged_decode_case("decode_fp16_b64_h32_d64", v, 64, 32, 4, 64, 1024, "fp16"),
+        matmul_case("matmul_fp16_1536x6144x1536", v, 1536, 6144, 1536, "fp16", MATMUL_CONFIGS),
+        attention_case("attention_fp16_d128_s4096", v, 8, 4096, 128, "fp16"),
+        lib_rmsnorm_case("lib_rmsnorm_bf16_16384x2048", c, 16384, 2048, "bf16"),
+        lib_rmsnorm_case("lib_rmsnorm_bf16_4096x5120", v, 4096, 5120, "bf16"),
+        lib_rmsnorm_case("lib_rmsnorm_fp16_32768x1024", v, 32768, 1024, "fp16"),
+        lib_gated_rmsnorm_case("lib_gated_rmsnorm_bf16_65536x128", c, 65536, 128, "bf16"),
+        lib_gated_rmsnorm_case("lib_gated_rmsnorm_fp16_131072x128", v, 131072, 128, "fp16"),
+        lib_swiglu_case("lib_swiglu_bf16_2048x6144x2048", c, 2048, 6144, 2048, "bf16"),
+        lib_swiglu_case("lib_swiglu_bf16_m32_n6144_k2048", v, 32, 6144, 2048, "bf16"),
+        lib_swiglu_case("lib_swiglu_fp16_1024x4096x4096", v, 1024, 4096, 4096, "fp16"),
     ]
 
 
