@@ -14,7 +14,7 @@ import pytest
 
 import dsl as tl
 from jit import Config, autotune, cdiv, heuristics, jit
-from jit.autotune import Autotuner, AutotuneWarning, capture_launches, format_table, run_recorded
+from jit.autotune import Autotuner, AutotuneWarning, capture_launches, format_table
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -263,14 +263,7 @@ def test_disk_cache_hit_in_a_new_process(tmp_path, monkeypatch):
     assert kernel.cache_hit is None
 
 
-def _launches_recorded() -> bool:
-    x = np.ones(4, np.float32)
-    return run_recorded(affine_inplace, (x, 4), {"BLOCK": 4}, (1,)) is not None
-
-
 def test_model_objective_uses_modeled_time():
-    if not _launches_recorded():
-        pytest.skip("the launcher does not record launches for the simulator yet (no LaunchRecord to score)")
     kernel = autotune([Config({"BLOCK": 16}, num_warps=1), Config({"BLOCK": 256}, num_warps=4)], key=["n"],
                       restore_value=["x_ptr"], cache_results=False)(affine_inplace)
     x0 = np.random.default_rng().standard_normal(4099).astype(np.float32)
@@ -291,8 +284,6 @@ def test_model_objective_uses_modeled_time():
 
 
 def test_model_guided_search_times_only_the_top_k():
-    if not _launches_recorded():
-        pytest.skip("the launcher does not record launches for the simulator yet (no LaunchRecord to score)")
     configs = [Config({"BLOCK": 16}, num_warps=1), Config({"BLOCK": 64}), Config({"BLOCK": 256}, num_warps=8)]
     kernel = autotune(configs, key=["n"], objective="cpu", model_top_k=1, restore_value=["x_ptr"],
                       cache_results=False)(affine_inplace)
