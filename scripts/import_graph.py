@@ -28,7 +28,6 @@ LAYERS = ("dsl", "simulator", "jit", "kernels")
 
 KNOWN_CYCLES: tuple[frozenset[str], ...] = (
     frozenset({"dsl.ir.core", "dsl.ir.ops", "dsl.ir.printer"}),
-    frozenset({"dsl.core", "dsl.language", "dsl.pointers", "dsl.semantic"}),
     frozenset({"jit.codegen.addresses", "jit.codegen.checks", "jit.codegen.elements", "jit.codegen.memory"}),
     frozenset({"jit.interp.machine", "jit.sanitize"}),
     frozenset({"jit.eager", "jit.interpreter"}),
