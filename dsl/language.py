@@ -81,9 +81,8 @@ def to_tensor(x) -> tensor:
 
 
 def cdiv(x, div):
+    """ceil(x / div) for positive div: Python ints at compile time, tensors (C-style `//`) in the kernel."""
     x, div = unwrap(x), unwrap(div)
-    if isinstance(x, int) and isinstance(div, int):
-        return (x + div - 1) // div
     return (x + div - 1) // div
 
 
