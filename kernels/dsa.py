@@ -522,7 +522,7 @@ def _cases():
     # DeepSeek-V3.2's indexer (64 heads of 128) at reduced tokens and k.
     for T, S, k, unit, prefix, dtype in ((96, 96, 32, 1, 8, np.float16), (150, 150, 2, 64, 64, BF16)):
         a = make_inputs(rng, T, S, 16, 2, 128, 64, 128, dtype)
-        tol = 2e-2 if dtype == BF16 else 2e-3
+        tol = 8e-3 if dtype == BF16 else 1e-3  # two half-ulps of the output (measured 1.9e-3, 3.5e-4)
 
         def run(a=a, k=k, unit=unit, prefix=prefix):
             return dsa_prefill(a["q"], a["k"], a["v"], a["q_index"], a["weights"], a["k_index"], k,
@@ -557,5 +557,5 @@ def _cases():
     read = (int(lens.sum()) * a["k_index"].shape[-1] * 4 + selected * 2 * a["k"][0, 0].nbytes +
             a["q"].nbytes + a["q_index"].nbytes + a["weights"].nbytes)
     yield Case("dsa.decode", f"B={B} S<={S} H=16/2 D=128 HI=64 k={k}", "fp16", run_decode, ref_decode,
-               rtol=2e-3, atol=2e-3, min_bytes=read + a["q"].nbytes,
+               rtol=1e-3, atol=1e-3, min_bytes=read + a["q"].nbytes,
                notes={"kv_frac_read": f"{selected / lens.sum():.2f}"})

@@ -512,7 +512,7 @@ def _cases():
             return moe_reference(a["x"], a["w1"], a["w2"], w, i, shared_w1=a["shared_w1"],
                                  shared_w2=a["shared_w2"], shared_gate=g)
 
-        tol = 3e-2 if dtype == BF16 else 4e-3
+        tol = 8e-3 if dtype == BF16 else 1e-3  # two half-ulps of the output (measured 1.9e-3, 2.3e-4)
         pairs = M * k
         yield Case("moe.forward", f"M={M} hidden={hidden} E={E} k={k} I={inter} +shared", dtype_name(dtype), run,
                    ref, rtol=tol, atol=tol,

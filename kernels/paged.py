@@ -397,7 +397,8 @@ def _cases():
                                                                                              **m),
                    reference=lambda q=q, kc=kc, vc=vc, t=table, s=seq_lens, g=g, m=mask: paged_decode_reference(
                        q, kc, vc, t, s, g, **m),
-                   rtol=1e-2, atol=1e-2, min_bytes=int(fraction * seq_lens.sum()) * 2 * 2 * 256 * 2 + 3 * q.nbytes,
+                   # fp16: two half-ulps of the output (measured 1.2e-4): a dropped page fails
+                   rtol=1e-3, atol=1e-3, min_bytes=int(fraction * seq_lens.sum()) * 2 * 2 * 256 * 2 + 3 * q.nbytes,
                    notes={"dense_flop_fraction": f"{fraction:.3f}"})
     tokens, page = 3000, 64
     key = rng.standard_normal((tokens, 2, 256)).astype(np.float16)

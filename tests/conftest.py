@@ -1,6 +1,9 @@
-"""Test-wide setup: a private compile cache per test session, so runs never share stale entries."""
+"""Test-wide setup: a private compile cache per test session, so runs never share stale entries, and the
+`rng` fixture: a numpy Generator with a fresh seed per test, reported with any failure (rerun a failure
+with the same inputs by setting WAVETILE_TEST_SEED to that seed)."""
 
 import os
+import secrets
 import tempfile
 
 os.environ.setdefault("WAVETILE_CACHE_DIR", tempfile.mkdtemp(prefix="wavetile-test-cache-"))
@@ -8,9 +11,28 @@ os.environ.setdefault("WAVETILE_CACHE_DIR", tempfile.mkdtemp(prefix="wavetile-te
 
 import gc  # noqa: E402
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 _checked: set[int] = set()
+_SEED = pytest.StashKey[int]()
+
+
+@pytest.fixture
+def rng(request) -> np.random.Generator:
+    """A Generator seeded for this test: WAVETILE_TEST_SEED if set, else a fresh random seed."""
+    seed = int(os.environ.get("WAVETILE_TEST_SEED") or secrets.randbits(32))
+    request.node.stash[_SEED] = seed
+    return np.random.default_rng(seed)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    seed = item.stash.get(_SEED, None)
+    if report.failed and seed is not None:
+        report.sections.append(("random seed", f"rng seed {seed}: rerun with WAVETILE_TEST_SEED={seed}"))
 
 
 @pytest.fixture(autouse=True, scope="module")
