@@ -18,21 +18,32 @@ _checked: set[int] = set()
 _SEED = pytest.StashKey[int]()
 
 
+def _seeded(node) -> np.random.Generator:
+    seed = int(os.environ.get("WAVETILE_TEST_SEED") or secrets.randbits(32))
+    node.stash[_SEED] = seed
+    return np.random.default_rng(seed)
+
+
 @pytest.fixture
 def rng(request) -> np.random.Generator:
     """A Generator seeded for this test: WAVETILE_TEST_SEED if set, else a fresh random seed."""
-    seed = int(os.environ.get("WAVETILE_TEST_SEED") or secrets.randbits(32))
-    request.node.stash[_SEED] = seed
-    return np.random.default_rng(seed)
+    return _seeded(request.node)
+
+
+@pytest.fixture(scope="module")
+def module_rng(request) -> np.random.Generator:
+    """The same for module-scoped fixtures (one seed per test module, reported with its tests' failures)."""
+    return _seeded(request.node)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    seed = item.stash.get(_SEED, None)
-    if report.failed and seed is not None:
-        report.sections.append(("random seed", f"rng seed {seed}: rerun with WAVETILE_TEST_SEED={seed}"))
+    seeds = [node.stash[_SEED] for node in (item, item.getparent(pytest.Module)) if node and _SEED in node.stash]
+    if report.failed and seeds:
+        report.sections.append(("random seed", ", ".join(f"rng seed {s}" for s in seeds)
+                                + f": rerun with WAVETILE_TEST_SEED={seeds[0]}"))
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -61,7 +61,7 @@ def test_sweep_checks_outputs_and_reports_failures():
     assert all(0 < r.occupancy <= 1 and 0 <= r.l2_hit_rate <= 1 for r in good)
 
 
-def test_cli_writes_csv_json_and_saves_the_winner(tmp_path, monkeypatch, capsys):
+def test_cli_writes_csv_json_and_saves_the_winner(rng, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("WAVETILE_CACHE_DIR", str(tmp_path / "cache"))
     out_csv, out_json = tmp_path / "t.csv", tmp_path / "t.json"
     rc = main([f"{HERE}:twice", f"n={N}", "--machine", "h200", "--csv", str(out_csv), "--json", str(out_json),
@@ -76,7 +76,7 @@ def test_cli_writes_csv_json_and_saves_the_winner(tmp_path, monkeypatch, capsys)
     best = Config.from_dict(data["best"])
     # the kernel's own @autotune finds the saved winner on its first launch: no tuning
     fresh = autotune(twice.configs, key=["n"])(twice.fn)
-    x = np.random.default_rng().standard_normal(N).astype(np.float32)
+    x = rng.standard_normal(N).astype(np.float32)
     out = np.zeros_like(x)
     fresh[lambda meta: (cdiv(N, meta["BLOCK"]),)](x, out, N, machine="h200")
     assert fresh.cache_hit == "disk" and fresh.best_config == best
