@@ -322,11 +322,10 @@ def _check_decode(q, key_cache, value_cache, block_table, seq_lens, gate) -> Non
 def reshape_and_cache_reference(key, value, key_cache, value_cache, slot_mapping) -> tuple[np.ndarray, np.ndarray]:
     """New cache arrays with the tokens written (a numpy scatter; slots are assumed distinct, as in vLLM)."""
     kc, vc = key_cache.copy(), value_cache.copy()
-    page_size = kc.shape[1]
-    for i, slot in enumerate(slot_mapping):
-        if slot >= 0:
-            kc[slot // page_size, slot % page_size] = key[i]
-            vc[slot // page_size, slot % page_size] = value[i]
+    slots = np.asarray(slot_mapping)
+    write = slots >= 0
+    kc.reshape(-1, *kc.shape[2:])[slots[write]] = key[write]
+    vc.reshape(-1, *vc.shape[2:])[slots[write]] = value[write]
     return kc, vc
 
 

@@ -34,13 +34,24 @@ def test_w4a16_matches_exact_dequant(rng, order, dtype, group_size, symmetric, r
 
 
 def test_w4a16_packing_orders_agree(rng):
+    """AWQ, GPTQ and GPTQ-v1 packings of one quantised weight: each GEMM meets the reference of the exactly
+    dequantised weight, and since only the layout differs, all three give the same bits."""
     x = rng.standard_normal((19, 256)).astype(np.float16)
     w32 = rng.standard_normal((256, 200)).astype(np.float32)
-    awq = w4a16_gemm(x, Int4Weight.from_float(w32, 128, "awq"), np.float32)
-    gptq = w4a16_gemm(x, Int4Weight.from_float(w32, 64, "gptq", gptq_v1=True), np.float32)
-    awq64 = Int4Weight.from_float(w32, 64, "awq")
-    assert np.array_equal(Int4Weight.from_float(w32, 64, "gptq").dequantize(), awq64.dequantize())
-    assert awq.shape == gptq.shape and np.abs(awq - gptq).max() > 0  # different group sizes: different results
+    weights = [Int4Weight.from_float(w32, 64, order, gptq_v1=v1) for order, v1 in
+               (("awq", False), ("gptq", False), ("gptq", True))]
+    ref = w4a16_reference(x, weights[0], np.float32)
+    bound = w4a16_bound(x, weights[0], np.float32)
+    outs = []
+    for w in weights:
+        assert np.array_equal(w.dequantize(), weights[0].dequantize())
+        outs.append(w4a16_gemm(x, w, np.float32))
+        assert np.all(np.abs(outs[-1] - ref) <= bound), w.order
+    assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], outs[2])
+    awq128 = Int4Weight.from_float(w32, 128, "awq")  # another group size: other values, its own reference
+    out128 = w4a16_gemm(x, awq128, np.float32)
+    assert np.all(np.abs(out128 - w4a16_reference(x, awq128, np.float32)) <= w4a16_bound(x, awq128, np.float32))
+    assert np.abs(out128 - outs[0]).max() > 0
 
 
 def dram_bytes(case) -> int:
