@@ -5,7 +5,9 @@ most of a microsecond, several times per launch.
 So values are cached, and the cache follows every change: each write to `os.environ` (setting,
 deleting, clearing, pytest's monkeypatch) goes through `os.putenv` / `os.unsetenv`, which raise audit
 events of the same names with the name and value, and an audit hook (`sys.addaudithook`) records
-them in the cache. A read is then one dict lookup.
+them in the cache. A read is then one dict lookup. The price: with a hook installed, CPython calls it
+for every audited event of the process; today's launch path raises seven (`id`, ctypes), about 1 us
+per launch on the 2-core host.
 """
 
 from __future__ import annotations
