@@ -2,6 +2,7 @@
 
 from dsl import extra, libdevice, math  # noqa: F401
 from dsl.core import constexpr, tensor
+from dsl.distribution import check_packages as _check_packages
 from dsl.dtypes import (
     bfloat16,
     dtype,
@@ -26,6 +27,8 @@ from dsl.language import *  # noqa: F401,F403
 from dsl.language import range, static_range  # noqa: F401
 from dsl.pointers import advance, make_block_ptr, make_tensor_descriptor, tensor_descriptor  # noqa: F401
 from dsl.random import pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x  # noqa: F401
+
+_check_packages()  # another distribution's files in our packages: a clear ImportError now, not odd ones later
 
 float8e4m3fn = float8e4nv
 float8e5m2 = float8e5

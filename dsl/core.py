@@ -7,8 +7,26 @@ into the kernel being compiled. Compile-time values are plain Python objects ins
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Callable
+
 from dsl.dtypes import dtype
 from dsl.ir.core import TileType, Value
+
+ACTIVE_SEMANTIC: contextvars.ContextVar = contextvars.ContextVar("wavetile_semantic")
+"""The `dsl.semantic.Semantic` of the kernel being built, which tensor operators call (it sets this
+itself); kept here so that this module needs no import of semantic, which imports it."""
+
+MEMBERS: dict[str, Callable] = {}
+"""Tensor methods by name (`x.sum(1)`, `x.reshape(...)`): dsl.language registers them here."""
+
+
+def active_semantic():
+    """The Semantic object in use; an error outside a kernel."""
+    try:
+        return ACTIVE_SEMANTIC.get()
+    except LookupError:
+        raise RuntimeError("triton.language functions can only be called inside a @jit function") from None
 
 
 class constexpr:
@@ -132,9 +150,7 @@ class tensor:
         return _s().cast(self, unwrap(dtype), unwrap(fp_downcast_rounding), unwrap(bitcast))
 
     def __getattr__(self, name):
-        from dsl import language
-
-        fn = language.MEMBERS.get(name)
+        fn = MEMBERS.get(name)
         if fn is None:
             raise AttributeError(f"tensor has no attribute {name!r}")
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
@@ -147,7 +163,4 @@ def _swap_last(rank: int) -> list[int]:
     return order
 
 
-def _s():
-    from dsl import semantic
-
-    return semantic.current()
+_s = active_semantic

@@ -10,11 +10,11 @@ import builtins
 from collections.abc import Callable
 
 from dsl import dtypes as T
-from dsl.core import constexpr, tensor, unwrap
+from dsl.core import MEMBERS, constexpr, tensor, unwrap
 from dsl.errors import CompileTimeAssertionFailure
+from dsl.ir.core import TileType
+from dsl.pointers import block_pointer, load_block, store_block
 from dsl.semantic import current
-
-MEMBERS: dict[str, Callable] = {}
 
 
 def _member(fn: Callable) -> Callable:
@@ -49,8 +49,6 @@ def num_programs(axis) -> tensor:
 
 
 def _scalar(d):
-    from dsl.ir.core import TileType
-
     return TileType(d)
 
 
@@ -83,9 +81,8 @@ def to_tensor(x) -> tensor:
 
 
 def cdiv(x, div):
+    """ceil(x / div) for positive div: Python ints at compile time, tensors (C-style `//`) in the kernel."""
     x, div = unwrap(x), unwrap(div)
-    if isinstance(x, int) and isinstance(div, int):
-        return (x + div - 1) // div
     return (x + div - 1) // div
 
 
@@ -212,8 +209,6 @@ def cast(input, dtype, fp_downcast_rounding=None, bitcast=False) -> tensor:
 # -- memory
 def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
          eviction_policy="", volatile=False):
-    from dsl.pointers import block_pointer, load_block
-
     if isinstance(pointer, block_pointer):
         if mask is not None or other is not None:
             raise ValueError("tl.load of a block pointer takes boundary_check, not mask/other")
@@ -223,8 +218,6 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
 
 @_member
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
-    from dsl.pointers import block_pointer, store_block
-
     if isinstance(pointer, block_pointer):
         if mask is not None:
             raise ValueError("tl.store of a block pointer takes boundary_check, not mask")

@@ -8,23 +8,16 @@ the source line.
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Callable, Sequence
 
 from dsl import dtypes as T
-from dsl.core import constexpr, tensor, unwrap
+from dsl.core import ACTIVE_SEMANTIC, active_semantic, constexpr, tensor, unwrap
 from dsl.ir.builder import Builder
 from dsl.ir.core import Block, TileType
 
 MAX_NUMEL = 1 << 20
-_current: contextvars.ContextVar[Semantic] = contextvars.ContextVar("wavetile_semantic")
-
-
-def current() -> Semantic:
-    try:
-        return _current.get()
-    except LookupError:
-        raise RuntimeError("triton.language functions can only be called inside a @jit function") from None
+_current = ACTIVE_SEMANTIC  # (jit.kernel reads it to tell eager mode)
+current: Callable[[], Semantic] = active_semantic
 
 
 def is_pow2(n: int) -> bool:

@@ -397,7 +397,7 @@ class Autotuner(KernelWrapper):
         records = [TuningRecord(c) for c in configs]
         try:
             guided = self.objective == "cpu" and self.model_top_k is not None and len(configs) > self.model_top_k
-            if guided and model_available():
+            if guided:
                 for rec in records:
                     self._trial(rec, args, kwargs, rec.config, grid, "model-only", saved)
                 ranked = sorted(range(len(records)), key=lambda i: (records[i].modeled_seconds, i))
@@ -477,17 +477,12 @@ class Autotuner(KernelWrapper):
                 pass
 
     def _model_trial(self, rec, args, full, grid, prepare, finish, time_cpu: bool = True) -> None:
-        if time_cpu or not model_available():
+        if time_cpu:
             prepare()
             start = time.perf_counter()
             self.fn.run(*args, grid=grid, **full)  # a plain run: the candidate's CPU time for the records
             rec.cpu_seconds = time.perf_counter() - start
             finish(None)
-        if not model_available():
-            _warn_no_model()
-            rec.modeled_seconds = rec.cpu_seconds
-            rec.bound = "cpu (no model)"
-            return
         prepare()
         launch = run_recorded(self.fn, args, full, grid)
         finish(None)
@@ -576,6 +571,11 @@ def capture_launches() -> Iterator[list[CapturedLaunch]]:
         _CAPTURED = previous
 
 
+def capturing() -> bool:
+    """True inside `capture_launches()`: host functions then launch their @autotune kernels, to be captured."""
+    return _CAPTURED is not None
+
+
 def fill_from_launch(rec: TuningRecord, launch) -> None:
     """Copy the simulator's figures of one launch (a LaunchRecord) into `rec`."""
     rec.modeled_seconds = float(launch.modeled_seconds)
@@ -659,32 +659,12 @@ def _json_default(value):
     return str(value)
 
 
-_warned_no_model = False
-
-
-def _warn_no_model() -> None:
-    global _warned_no_model
-    if not _warned_no_model:
-        _warned_no_model = True
-        warnings.warn("autotune: the launcher did not record this launch for the simulator; the model objective "
-                      "falls back to CPU time", AutotuneWarning, stacklevel=5)
-
-
-def model_available() -> bool:
-    """True when the launcher can model a launch (jit.launcher.model_launch and jit.profiler exist)."""
-    import importlib.util
-
-    from jit import launcher
-
-    return hasattr(launcher, "model_launch") and importlib.util.find_spec("jit.profiler") is not None
-
-
 def run_recorded(fn, args: tuple, kwargs: Mapping, grid, cold_l2: bool = True):
-    """Model one launch on the current machine and return its simulator LaunchRecord, or None when the
-    launcher cannot model launches yet. Large grids run a sample of programs (outputs are then partly
-    computed: callers restore what they need). cold_l2: empty the emulated L2 first, so every candidate
-    starts from the same state (the model's L2 otherwise carries over between launches; Triton's
-    do_bench flushes L2 before each timing for the same reason)."""
+    """Model one launch on the current machine and return its simulator LaunchRecord. Large grids run a
+    sample of programs (outputs are then partly computed: callers restore what they need). cold_l2:
+    empty the emulated L2 first, so every candidate starts from the same state (the model's L2
+    otherwise carries over between launches; Triton's do_bench flushes L2 before each timing for the
+    same reason)."""
     import simulator
     from jit import launcher
 
@@ -692,12 +672,10 @@ def run_recorded(fn, args: tuple, kwargs: Mapping, grid, cold_l2: bool = True):
     while isinstance(fn, Heuristics):  # model_launch takes the @jit function: apply the heuristics here
         kwargs = fn._with_values(args, kwargs)
         fn = fn.fn
-    if not model_available():
-        return None
     if cold_l2:
         simulator.reset_device_l2()
     return launcher.model_launch(fn, grid, *args, **kwargs)
 
 
 __all__ = ["Autotuner", "AutotuneWarning", "CapturedLaunch", "Config", "Heuristics", "TuningRecord", "autotune",
-           "capture_launches", "format_table", "heuristics", "machine_fingerprint", "model_available", "run_recorded"]
+           "capture_launches", "capturing", "format_table", "heuristics", "machine_fingerprint", "run_recorded"]

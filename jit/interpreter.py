@@ -2,8 +2,8 @@
 
 `kernel[grid](..., interpret=True)` or `WAVETILE_INTERPRET=1` runs the IR the compiler would lower
 (after the same passes), op by op, with the same semantics (jit.interp.machine); results match the
-compiled code bit for bit except math functions, which are within the ulp bounds the differential
-tests state. `interpret="eager"` / `WAVETILE_INTERPRET=eager` runs the kernel's own Python with numpy-backed
+compiled code bit for bit, math functions included (both run jit.mathlib's algorithms).
+`interpret="eager"` / `WAVETILE_INTERPRET=eager` runs the kernel's own Python with numpy-backed
 `tl` operations (jit.eager), so `print` and `breakpoint()` work inside the kernel.
 `WAVETILE_SANITIZE=all` (or a comma list, see jit.sanitize) turns on the interpreter's sanitizers.
 """

@@ -191,9 +191,10 @@ def launch(kernel, grid, runtime: list, machine=None, kernel_name: str = "", *, 
 
 
 def profiling() -> bool:
-    """A profile can only be open once the simulator is imported (or WAVETILE_PROFILE asks for one)."""
+    """A profile can only be open once the simulator is imported; when WAVETILE_PROFILE is set at all,
+    importing it lets simulator.profiles read the value (the one place that parses it)."""
     sim = sys.modules.get("simulator")
-    if sim is None and env.get("WAVETILE_PROFILE", "0") not in ("", "0"):
+    if sim is None and env.get("WAVETILE_PROFILE"):
         import simulator as sim
     return sim is not None and sim.is_profiling()
 

@@ -15,9 +15,10 @@ Targets:
                              outputs=["c_ptr"])
 
   `NAME=VALUE` words are passed to the factory.
-- a kernel-library name: a factory registered under that name, or the op of a `kernels.registry`
-  Case (e.g. `norm.rmsnorm`): its host function runs once with the autotuner capturing its launch
-  instead of tuning (see library_problem); `shape=`, `case=`, `kernel=` pick the case and kernel.
+- a kernel-library name: a factory registered under that name, or what `--library` (default
+  `kernels.tuning:library_problem`) makes of it: for the op of a `kernels.registry` Case (e.g.
+  `norm.rmsnorm`), its host function runs once with the autotuner capturing its launch instead of
+  tuning; `shape=`, `case=`, `kernel=` pick the case and kernel.
 
 The config space is the decorator's (`@autotune(configs=...)`), or the problem's `configs`, or the
 command line: `--space BLOCK_M=32,64` repeated (the cartesian product; num_warps / num_stages are
@@ -61,7 +62,6 @@ from jit.autotune import (
     Config,
     KernelWrapper,
     TuningRecord,
-    capture_launches,
     fill_from_launch,
     format_table,
     run_recorded,
@@ -122,10 +122,19 @@ def load_target(target: str):
         raise SystemExit(f"wavetile-tune: {module_name} has no attribute {attr!r}") from None
 
 
-def make_problem(target: str, sizes: dict) -> TuneProblem:
+LIBRARY = "kernels.tuning:library_problem"
+"""What resolves a target without a colon: a `module:function` taking (name, options) and returning a
+TuneProblem. A name, not an import: the compiler does not depend on the kernel library (which depends
+on it); the library is imported only when a target needs it."""
+
+
+def make_problem(target: str, sizes: dict, library: str = LIBRARY) -> TuneProblem:
     """The problem `target` names, built with `sizes` (see the module docstring)."""
     if ":" not in target:
-        return library_problem(target, dict(sizes))
+        resolve = None if target in _PROBLEMS else load_target(library)  # importing it may register problems
+        if target in _PROBLEMS:
+            return _PROBLEMS[target](**sizes)
+        return resolve(target, dict(sizes))
     obj = load_target(target)
     factory = _PROBLEMS.get(id(obj)) if (isinstance(obj, KernelWrapper) or hasattr(obj, "is_wavetile_jit")) else obj
     if factory is None or not callable(factory):
@@ -135,42 +144,6 @@ def make_problem(target: str, sizes: dict) -> TuneProblem:
     if not isinstance(problem, TuneProblem):
         raise SystemExit(f"wavetile-tune: {target} returned {type(problem).__name__}, not a TuneProblem")
     return problem
-
-
-def library_problem(name: str, options: dict) -> TuneProblem:
-    """A kernel-library problem: a registered factory of that name, or a registry Case whose op is `name`.
-
-    For a Case, its host function runs once with autotuning replaced by capture (jit.autotune.
-    capture_launches): the autotuned launch it makes, with its inputs as they were, becomes the problem,
-    and the arrays that launch wrote are the outputs. Options: shape=SUBSTRING or case=INDEX picks
-    among the op's cases, kernel=NAME among the autotuned kernels the host function launches.
-    """
-    if name not in _PROBLEMS:
-        import kernels  # noqa: F401  (importing the library registers its problems and cases)
-    if name in _PROBLEMS:
-        return _PROBLEMS[name](**options)
-    from kernels.registry import all_cases
-
-    shape, index, kernel_name = options.pop("shape", None), options.pop("case", None), options.pop("kernel", None)
-    if options:
-        raise SystemExit(f"wavetile-tune: a library case takes shape=, case= and kernel=, not {sorted(options)}")
-    cases = [c for c in all_cases() if c.op == name and (shape is None or str(shape) in c.shape)]
-    if not cases:
-        known = sorted({c.op for c in all_cases()} | {k for k in _PROBLEMS if isinstance(k, str)})
-        raise SystemExit(f"wavetile-tune: no kernel-library case {name!r}" + (f" with shape {shape!r}" if shape else "")
-                         + f"; known: {', '.join(known)}")
-    case = cases[int(index or 0)]
-    with capture_launches() as launches:
-        case.run()
-    if kernel_name is not None:
-        launches = [launch for launch in launches if launch.kernel.__name__ == kernel_name]
-    if not launches:
-        raise SystemExit(f"wavetile-tune: {name} ({case.shape}) launches no @autotune kernel"
-                         + (f" named {kernel_name}" if kernel_name else ""))
-    launch = launches[0]
-    return TuneProblem(launch.kernel, args=launch.args, kwargs=launch.kwargs, grid=launch.grid,
-                       outputs=launch.changed, rtol=max(case.rtol, 1e-6), atol=max(case.atol, 1e-6),
-                       description=f"{case.op} {case.shape} {case.dtype}")
 
 
 def config_space(problem: TuneProblem, space: Sequence[str] = (), configs_file: str | None = None) -> list[Config]:
@@ -252,10 +225,10 @@ def _fresh(args: tuple) -> tuple:
 _WORKER: dict = {}
 
 
-def _worker_init(target: str, sizes: dict, machine: str, threads: int, args: tuple | None) -> None:
+def _worker_init(target: str, sizes: dict, machine: str, threads: int, args: tuple | None, library: str) -> None:
     os.environ["WAVETILE_NUM_THREADS"] = str(threads)
     os.environ["WAVETILE_MACHINE"] = machine
-    problem = make_problem(target, sizes)
+    problem = make_problem(target, sizes, library)
     if args is not None:  # the parent's inputs: every worker sweeps exactly the same data
         problem.args = args
     _WORKER["problem"] = problem
@@ -276,7 +249,8 @@ class SweepRow:
 
 
 def sweep(target: str, sizes: dict, machine: str, configs: list[Config], jobs: int = 1, cpu_runs: int = 3,
-          progress: bool = True, problem: TuneProblem | None = None, model: bool = True) -> list[SweepRow]:
+          progress: bool = True, problem: TuneProblem | None = None, model: bool = True,
+          library: str = LIBRARY) -> list[SweepRow]:
     """Run every config (in `jobs` worker processes when > 1) and check outputs against the first valid one."""
     import simulator
 
@@ -284,7 +258,7 @@ def sweep(target: str, sizes: dict, machine: str, configs: list[Config], jobs: i
     bar = _progress(len(configs), enabled=progress)
     if jobs <= 1:
         with simulator.machine(machine):
-            problem = problem or make_problem(target, sizes)
+            problem = problem or make_problem(target, sizes, library)
             for i, config in enumerate(configs):
                 results[i] = run_config(problem, config, cpu_runs, model)
                 bar.update(1)
@@ -294,7 +268,8 @@ def sweep(target: str, sizes: dict, machine: str, configs: list[Config], jobs: i
         threads = max(1, (os.cpu_count() or 1) // jobs)
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                                  initializer=_worker_init,
-                                 initargs=(target, sizes, machine, threads, problem.args if problem else None)) as pool:
+                                 initargs=(target, sizes, machine, threads, problem.args if problem else None,
+                                           library)) as pool:
             futures = [pool.submit(_worker_run, i, c.to_dict(), cpu_runs, model) for i, c in enumerate(configs)]
             for future in as_completed(futures):
                 i, rec, outputs = future.result()
@@ -304,7 +279,7 @@ def sweep(target: str, sizes: dict, machine: str, configs: list[Config], jobs: i
                 bar.update(1)
     bar.close()
     if problem is None:
-        problem = make_problem(target, sizes)
+        problem = make_problem(target, sizes, library)
     return _check(results, problem)
 
 
@@ -436,6 +411,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--save", action="store_true", help="store the winner in the kernel's autotune cache")
     p.add_argument("--no-model", action="store_true", help="skip the simulator (CPU objective only)")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--library", default=LIBRARY, metavar="MODULE:FUNCTION",
+                   help=f"resolves targets without a colon (default {LIBRARY})")
     return p.parse_args(argv)
 
 
@@ -453,11 +430,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes[name] = _parse_value(value)
     machine = simulator.current_spec(ns.machine).name
     with simulator.machine(machine):
-        problem = make_problem(ns.target, sizes)
+        problem = make_problem(ns.target, sizes, ns.library)
     configs = config_space(problem, ns.space, ns.configs)
     start = time.perf_counter()
     rows = sweep(ns.target, sizes, machine, configs, jobs=ns.jobs, cpu_runs=ns.cpu_runs,
-                 progress=not ns.no_progress, problem=problem, model=not ns.no_model)
+                 progress=not ns.no_progress, problem=problem, model=not ns.no_model, library=ns.library)
     elapsed = time.perf_counter() - start
     ranked = rank(rows, ns.objective)
     size_text = problem.description or " ".join(ns.sizes) or "(defaults)"
@@ -468,8 +445,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not ok:
         print("wavetile-tune: no config ran correctly", file=sys.stderr)
         return 1
-    if any(math.isinf(r.record.modeled_seconds) for r in ok) and ns.objective == "model":
-        print("note: the launcher recorded no simulator counters; modeled time is unavailable", file=sys.stderr)
     print(f"best: {ok[0].record.config}")
     meta = {"kernel": problem.kernel.__name__, "target": ns.target, "sizes": sizes, "machine": machine,
             "objective": ns.objective, "seconds": elapsed, "best": ok[0].record.config.to_dict()}

@@ -316,5 +316,6 @@ def _cases():
                    dtype="fp16",
                    run=lambda q=q, k=k, v=v, g=g, mask=mask: attention(q, k, v, g, **mask),
                    reference=lambda q=q, k=k, v=v, g=g, mask=mask: attention_reference(q, k, v, g, **mask),
-                   rtol=2e-2, atol=2e-2, min_bytes=q.nbytes * 3 + k.nbytes * 2,
+                   # fp16: two half-ulps of the output (measured 3e-4): a 1% softmax-scale error fails
+                   rtol=1e-3, atol=1e-3, min_bytes=q.nbytes * 3 + k.nbytes * 2,
                    notes={"dense_flop_fraction": f"{fraction:.3f}"})

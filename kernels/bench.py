@@ -1,5 +1,9 @@
 """`python -m kernels.bench`: per op, CPU time against its numpy reference, modeled time and bound on the
 emulated machine, and the bytes the simulator saw moved against the op's minimum. One table, one run.
+
+The references are vectorised numpy (float64; loops only over experts, sequences, chunks or taps, never
+over tokens or rows), so "vs numpy" compares with what numpy does well. Every case starts from a cold
+emulated L2 (kernels.registry), so one case's bytes never count another's.
 """
 
 from __future__ import annotations

@@ -449,23 +449,26 @@ def dsa_topk_reference(scores, k, *, prefix_len=0, block_size=1, seq_len=None) -
     """Selected columns per row in the kernel's order; -1 where fewer than k are finite and visible."""
     T, n = scores.shape
     seq_len = n * block_size if seq_len is None else seq_len
+    columns = np.arange(n)
+    forced = columns < cdiv(prefix_len, block_size)
+    visible = np.maximum(seq_len - T + np.arange(T) + 1, prefix_len)  # per row, in positions
+    extent = np.minimum((visible + block_size - 1) // block_size, n)
+    rows = np.where(forced, np.inf, np.asarray(scores, np.float64))  # prefix first, in index order
+    rows = np.where(columns < extent[:, None], rows, -np.inf)
+    order = np.lexsort((np.broadcast_to(columns, rows.shape), -rows), axis=-1)[:, :k]
+    chosen = np.take_along_axis(rows, order, axis=-1) > -np.inf
     out = np.full((T, k), -1, np.int32)
-    forced = np.arange(n) < cdiv(prefix_len, block_size)
-    for t in range(T):
-        extent = min(cdiv(max(seq_len - T + t + 1, prefix_len), block_size), n)
-        row = np.where(forced, np.inf, np.asarray(scores[t], np.float64))  # prefix first, in index order
-        row[extent:] = -np.inf
-        order = np.lexsort((np.arange(n), -row))
-        order = order[row[order] > -np.inf][:k]
-        out[t, :order.size] = order
+    out[:, :order.shape[1]] = np.where(chosen, order, -1)
     return out
 
 
 def _selected_mask(indices, S: int, block_size: int) -> np.ndarray:
+    indices = np.asarray(indices)
+    positions = indices[..., None] * block_size + np.arange(block_size)  # [T, k, block_size]
+    rows = np.broadcast_to(np.arange(indices.shape[0])[:, None, None], positions.shape)
+    keep = (indices[..., None] >= 0) & (positions < S)
     mask = np.zeros((indices.shape[0], S), bool)
-    for t, row in enumerate(indices):
-        for i in row[row >= 0]:
-            mask[t, i * block_size:(i + 1) * block_size] = True
+    mask[rows[keep], positions[keep]] = True
     return mask
 
 
@@ -522,7 +525,7 @@ def _cases():
     # DeepSeek-V3.2's indexer (64 heads of 128) at reduced tokens and k.
     for T, S, k, unit, prefix, dtype in ((96, 96, 32, 1, 8, np.float16), (150, 150, 2, 64, 64, BF16)):
         a = make_inputs(rng, T, S, 16, 2, 128, 64, 128, dtype)
-        tol = 2e-2 if dtype == BF16 else 2e-3
+        tol = 8e-3 if dtype == BF16 else 1e-3  # two half-ulps of the output (measured 1.9e-3, 3.5e-4)
 
         def run(a=a, k=k, unit=unit, prefix=prefix):
             return dsa_prefill(a["q"], a["k"], a["v"], a["q_index"], a["weights"], a["k_index"], k,
@@ -557,5 +560,5 @@ def _cases():
     read = (int(lens.sum()) * a["k_index"].shape[-1] * 4 + selected * 2 * a["k"][0, 0].nbytes +
             a["q"].nbytes + a["q_index"].nbytes + a["weights"].nbytes)
     yield Case("dsa.decode", f"B={B} S<={S} H=16/2 D=128 HI=64 k={k}", "fp16", run_decode, ref_decode,
-               rtol=2e-3, atol=2e-3, min_bytes=read + a["q"].nbytes,
+               rtol=1e-3, atol=1e-3, min_bytes=read + a["q"].nbytes,
                notes={"kv_frac_read": f"{selected / lens.sum():.2f}"})

@@ -26,10 +26,10 @@ Fused path (`fused=True`): one flash kernel per block of queries that never mate
 integer dot and fp32 logits, its own fp32 online softmax (exp), P in V's dtype for P·V.
 
 Accuracy: against a float64 reference that dequantises the same codes (`int4_scores_attention_reference`), both
-paths are within TOLERANCE: 5e-3 for fp16, 2e-2 for bf16 (P and the output are rounded to that dtype; measured up
-to ~2.4e-3 and ~1.3e-2). The quantisation error itself, against fp32 attention on the unquantised inputs, is what
-the registered cases report in their `err_vs_fp32` notes (random inputs, and inputs with K channel outliers and Q
-token outliers); it is the same for both paths.
+paths are within TOLERANCE: 2e-3 for fp16, 1e-2 for bf16, relative plus absolute (P and the output are rounded to
+that dtype; measured 6e-4 and 4.1e-3). The quantisation error itself, against fp32 attention on the unquantised
+inputs, is what the registered cases report in their `err_vs_fp32` notes (random inputs, and inputs with K channel
+outliers and Q token outliers); it is the same for both paths.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from kernels.registry import Case, register
 
 # max |out - int4_scores_attention_reference| per input dtype: P and the output are rounded to it once each
 # (fp16 2^-11, bf16 2^-9 relative), times sum(p·|v|) of a few units for normal V.
-TOLERANCE = {np.dtype(np.float16): 5e-3, BF16: 2e-2}
+TOLERANCE = {np.dtype(np.float16): 2e-3, BF16: 1e-2}
 SCORE_BUDGET = 1 << 22  # scores per chunk of query rows in the default path (module docstring)
 
 # First entry is the default. BLOCK_M / BLOCK_N: the tiles of every kernel here, and the default Q / K

@@ -451,19 +451,22 @@ def _swiglu_mlp(x, w1, w2, round_to=None, act_quant=None):
 
 def moe_reference(x, w1, w2, topk_weights, topk_ids, *, shared_w1=None, shared_w2=None, shared_gate=None,
                   act_quant=None):
-    """A per-token loop over the token's experts in float64 (the routing given, so ties cannot differ).
+    """Every token through its experts in float64 (the routing given, so ties cannot differ), vectorised
+    per expert: the rows routed to one expert go through its MLP together.
 
-    act_quant, if given, maps a routed expert GEMM's input row to what the kernel multiplies (e.g. FP8 codes)."""
+    act_quant, if given, maps a routed expert GEMM's input rows to what the kernel multiplies (e.g. FP8 codes)."""
     xd = np.asarray(x, np.float64)
     w1d, w2d = np.asarray(w1, np.float64), np.asarray(w2, np.float64)
     round_to = None if x.dtype == np.float32 else x.dtype
+    ids, weights = np.asarray(topk_ids), np.asarray(topk_weights, np.float64)
     out = np.zeros(xd.shape, np.float64)
-    for m in range(xd.shape[0]):
-        for w, e in zip(topk_weights[m], topk_ids[m]):
-            out[m] += float(w) * _swiglu_mlp(xd[m:m + 1], w1d[e], w2d[e], round_to, act_quant)[0]
-        if shared_w1 is not None:
-            sw1, sw2 = np.asarray(shared_w1, np.float64), np.asarray(shared_w2, np.float64)
-            out[m] += float(shared_gate[m]) * _swiglu_mlp(xd[m:m + 1], sw1, sw2, round_to)[0]
+    for e in np.unique(ids):
+        rows, slots = np.nonzero(ids == e)
+        y = _swiglu_mlp(xd[rows], w1d[e], w2d[e], round_to, act_quant)
+        np.add.at(out, rows, weights[rows, slots, None] * y)
+    if shared_w1 is not None:
+        sw1, sw2 = np.asarray(shared_w1, np.float64), np.asarray(shared_w2, np.float64)
+        out += np.asarray(shared_gate, np.float64).reshape(-1, 1) * _swiglu_mlp(xd, sw1, sw2, round_to)
     return out
 
 
@@ -512,7 +515,7 @@ def _cases():
             return moe_reference(a["x"], a["w1"], a["w2"], w, i, shared_w1=a["shared_w1"],
                                  shared_w2=a["shared_w2"], shared_gate=g)
 
-        tol = 3e-2 if dtype == BF16 else 4e-3
+        tol = 8e-3 if dtype == BF16 else 1e-3  # two half-ulps of the output (measured 1.9e-3, 2.3e-4)
         pairs = M * k
         yield Case("moe.forward", f"M={M} hidden={hidden} E={E} k={k} I={inter} +shared", dtype_name(dtype), run,
                    ref, rtol=tol, atol=tol,

@@ -155,6 +155,6 @@ def _cases():
             return out
 
         # Exact dequantised weights (and, for MXFP4, the same FP8 activation rows): fp16 roundings only.
-        tol = 4e-3
+        tol = 1e-3  # two half-ulps of fp16 (measured 3.1e-4)
         yield Case(f"moe.forward_{name}", f"M={M} hidden={hidden} E={E} k={k} I={inter} +shared",
                    dtype_name(np.float16), run, ref, rtol=tol, atol=tol, notes=notes)

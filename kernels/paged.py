@@ -322,11 +322,10 @@ def _check_decode(q, key_cache, value_cache, block_table, seq_lens, gate) -> Non
 def reshape_and_cache_reference(key, value, key_cache, value_cache, slot_mapping) -> tuple[np.ndarray, np.ndarray]:
     """New cache arrays with the tokens written (a numpy scatter; slots are assumed distinct, as in vLLM)."""
     kc, vc = key_cache.copy(), value_cache.copy()
-    page_size = kc.shape[1]
-    for i, slot in enumerate(slot_mapping):
-        if slot >= 0:
-            kc[slot // page_size, slot % page_size] = key[i]
-            vc[slot // page_size, slot % page_size] = value[i]
+    slots = np.asarray(slot_mapping)
+    write = slots >= 0
+    kc.reshape(-1, *kc.shape[2:])[slots[write]] = key[write]
+    vc.reshape(-1, *vc.shape[2:])[slots[write]] = value[write]
     return kc, vc
 
 
@@ -397,7 +396,8 @@ def _cases():
                                                                                              **m),
                    reference=lambda q=q, kc=kc, vc=vc, t=table, s=seq_lens, g=g, m=mask: paged_decode_reference(
                        q, kc, vc, t, s, g, **m),
-                   rtol=1e-2, atol=1e-2, min_bytes=int(fraction * seq_lens.sum()) * 2 * 2 * 256 * 2 + 3 * q.nbytes,
+                   # fp16: two half-ulps of the output (measured 1.2e-4): a dropped page fails
+                   rtol=1e-3, atol=1e-3, min_bytes=int(fraction * seq_lens.sum()) * 2 * 2 * 256 * 2 + 3 * q.nbytes,
                    notes={"dense_flop_fraction": f"{fraction:.3f}"})
     tokens, page = 3000, 64
     key = rng.standard_normal((tokens, 2, 256)).astype(np.float16)

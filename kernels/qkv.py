@@ -168,9 +168,9 @@ def qkv_prologue_reference(qkv, q_norm_weight, k_norm_weight, positions, kv_cach
     k = norm_rope(kv[:, 0], k_norm_weight)
     cache = kv_cache.copy()
     flat = cache.reshape(2, -1, n_kv, head_dim)
-    for t, slot in enumerate(np.asarray(slot_mapping)):
-        if slot >= 0:
-            flat[0, slot], flat[1, slot] = k[t], kv[t, 1]
+    slots = np.asarray(slot_mapping)
+    write = slots >= 0
+    flat[0, slots[write]], flat[1, slots[write]] = k[write], kv[write, 1]
     return q, gate, cache
 
 

@@ -1,4 +1,5 @@
-"""Autotuned variants of the library's kernels, built from each module's AUTOTUNE_CONFIGS.
+"""Autotuned variants of the library's kernels, built from each module's AUTOTUNE_CONFIGS, and the
+library's tune problems for wavetile-tune (`library_problem`).
 
 Host functions launch the plain `@jit` kernel with the first config by default (one compile, fast tests);
 `tune=True` launches the `@autotune` wrapper made here instead, which compiles and scores every config on the
@@ -10,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from jit import Config, autotune
+from jit.autotune import capture_launches
+from jit.tune import TuneProblem
+from kernels.registry import all_cases
 
 _LAUNCH_OPTIONS = ("num_warps", "num_stages")
 
@@ -28,3 +32,32 @@ def tuned(kernel, dicts: Sequence[Mapping[str, object]], key: Sequence[str],
         prune = {"early_config_prune": lambda configs, named, **kw: [c for c in configs if keep(c.kwargs, named)]}
     return autotune(configs=as_configs(dicts), key=list(key), prune_configs_by=prune)(kernel)
 
+
+def library_problem(name: str, options: dict) -> TuneProblem:
+    """The tune problem of the registry Case whose op is `name` (wavetile-tune's default `--library`).
+
+    The case's host function runs once with autotuning replaced by capture (jit.autotune.
+    capture_launches): the autotuned launch it makes, with its inputs as they were, becomes the problem,
+    and the arrays that launch wrote are the outputs. Options: shape=SUBSTRING or case=INDEX picks
+    among the op's cases, kernel=NAME among the autotuned kernels the host function launches.
+    """
+    shape, index, kernel_name = options.pop("shape", None), options.pop("case", None), options.pop("kernel", None)
+    if options:
+        raise SystemExit(f"wavetile-tune: a library case takes shape=, case= and kernel=, not {sorted(options)}")
+    cases = [c for c in all_cases() if c.op == name and (shape is None or str(shape) in c.shape)]
+    if not cases:
+        known = sorted({c.op for c in all_cases()})
+        raise SystemExit(f"wavetile-tune: no kernel-library case {name!r}" + (f" with shape {shape!r}" if shape else "")
+                         + f"; known: {', '.join(known)}")
+    case = cases[int(index or 0)]
+    with capture_launches() as launches:
+        case.run()
+    if kernel_name is not None:
+        launches = [launch for launch in launches if launch.kernel.__name__ == kernel_name]
+    if not launches:
+        raise SystemExit(f"wavetile-tune: {name} ({case.shape}) launches no @autotune kernel"
+                         + (f" named {kernel_name}" if kernel_name else ""))
+    launch = launches[0]
+    return TuneProblem(launch.kernel, args=launch.args, kwargs=launch.kwargs, grid=launch.grid,
+                       outputs=launch.changed, rtol=max(case.rtol, 1e-6), atol=max(case.atol, 1e-6),
+                       description=f"{case.op} {case.shape} {case.dtype}")

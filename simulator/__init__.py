@@ -11,10 +11,8 @@ Models hardware only; it knows nothing of the DSL or the JIT (they call into it)
 
 The runtime feeds per-warp addresses to `coalesce`, `bank_conflicts`, `atomic_contention` and an
 `L2Cache`, adds the resulting `Counters`, and hands them to `LaunchRecord.build` + `record_launch`.
-`simulator.profile` is both the profile module and, called, the context manager.
 """
 
-from simulator import profile  # the module, callable: `with simulator.profile() as prof:`
 from simulator.atomics import AtomicAccess, atomic_contention
 from simulator.banks import SharedAccess, bank_conflicts
 from simulator.coalescing import GlobalAccess, coalesce
@@ -23,7 +21,7 @@ from simulator.counters import INSTRUCTION_CLASSES, Counters
 from simulator.l2 import L2Cache, L2Stats
 from simulator.memory import empty, mark_initialized
 from simulator.occupancy import Occupancy, Waves, estimate_registers, occupancy, waves
-from simulator.profile import LaunchRecord, Profile, is_profiling, record_launch
+from simulator.profiles import LaunchRecord, Profile, is_profiling, profile, record_launch
 from simulator.recorder import LaunchCounters, device_l2, reset_device_l2
 from simulator.specs import (
     DEFAULT_MACHINE,

@@ -1,6 +1,9 @@
-"""Test-wide setup: a private compile cache per test session, so runs never share stale entries."""
+"""Test-wide setup: a private compile cache per test session, so runs never share stale entries, and the
+`rng` fixture: a numpy Generator with a fresh seed per test, reported with any failure (rerun a failure
+with the same inputs by setting WAVETILE_TEST_SEED to that seed)."""
 
 import os
+import secrets
 import tempfile
 
 os.environ.setdefault("WAVETILE_CACHE_DIR", tempfile.mkdtemp(prefix="wavetile-test-cache-"))
@@ -8,9 +11,39 @@ os.environ.setdefault("WAVETILE_CACHE_DIR", tempfile.mkdtemp(prefix="wavetile-te
 
 import gc  # noqa: E402
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 _checked: set[int] = set()
+_SEED = pytest.StashKey[int]()
+
+
+def _seeded(node) -> np.random.Generator:
+    seed = int(os.environ.get("WAVETILE_TEST_SEED") or secrets.randbits(32))
+    node.stash[_SEED] = seed
+    return np.random.default_rng(seed)
+
+
+@pytest.fixture
+def rng(request) -> np.random.Generator:
+    """A Generator seeded for this test: WAVETILE_TEST_SEED if set, else a fresh random seed."""
+    return _seeded(request.node)
+
+
+@pytest.fixture(scope="module")
+def module_rng(request) -> np.random.Generator:
+    """The same for module-scoped fixtures (one seed per test module, reported with its tests' failures)."""
+    return _seeded(request.node)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    seeds = [node.stash[_SEED] for node in (item, item.getparent(pytest.Module)) if node and _SEED in node.stash]
+    if report.failed and seeds:
+        report.sections.append(("random seed", ", ".join(f"rng seed {s}" for s in seeds)
+                                + f": rerun with WAVETILE_TEST_SEED={seeds[0]}"))
 
 
 @pytest.fixture(autouse=True, scope="module")

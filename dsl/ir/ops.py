@@ -15,7 +15,7 @@ Semantics shared by all rows:
 - Float ops on fp16 / bf16 / fp8 compute in fp32 and round the result to the element type
   (round to nearest even), which equals the GPU's correctly rounded narrow arithmetic.
 - Comparisons give int1; float comparisons are ordered except `ne`, which is unordered (true on NaN).
-- `math.*` functions are within 2 ulp of the correctly rounded result (jit/codegen/mathlib.py states
+- `math.*` functions are within 2 ulp of the correctly rounded result (jit/mathlib.py states
   each bound); `math.sin` / `math.cos` give NaN for |x| > 2^48 (fp32) or 2^40 (fp64), where their
   argument reduction would lose every bit.
 """

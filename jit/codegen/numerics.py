@@ -12,8 +12,6 @@ import llvmlite.ir as ir
 from dsl.dtypes import dtype
 from jit.codegen import floats, mathlib
 
-MATHLIB_UNARY = ("exp", "exp2", "log", "log2", "sin", "cos", "tanh", "erf", "sqrt", "rsqrt")
-
 
 def round_to(b: ir.IRBuilder, x: ir.Value, dt: dtype, rounding: str = "rtne") -> ir.Value:
     """Round an f32 register to the nearest value of `dt` (still an f32 register); fp32 is unchanged."""
@@ -38,8 +36,8 @@ def tf32_truncate(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 
 
 def unary(b: ir.IRBuilder, name: str, x: ir.Value) -> ir.Value:
-    """math.<name> (one of MATHLIB_UNARY) on an f32 or f64 register."""
-    return getattr(mathlib, name)(b, x)
+    """math.<name> (a key of jit.mathlib.UNARY) on an f32 or f64 register."""
+    return mathlib.UNARY[name](b, x)
 
 
 def pow(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:

@@ -6,13 +6,14 @@ reductions run through the same table on whole slices, so every function broadca
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
 
 from dsl.dtypes import dtype
 from dsl.ir.core import Operation
+from jit import mathlib
+from jit.interp import float_ops
 from jit.interp import numerics as N
 
 Elementwise = Callable[..., np.ndarray]
@@ -239,34 +240,13 @@ def _addptr(op, ptr, offset):
         return (ptr.astype(np.int64) + offset.astype(np.int64) * np.int64(size)).astype(np.int64)
 
 
-# -- math: computed in f64 (numpy's libm) and rounded once; the compiled code's own polynomials are
-# within a stated ulp bound of these (tests/jit/test_differential.py, MATH_ULP)
-
-_erf = np.frompyfunc(math.erf, 1, 1)
-
-_MATH: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sin": np.sin, "cos": np.cos,
-    "tanh": np.tanh, "sqrt": np.sqrt,
-    "erf": lambda x: np.asarray(_erf(x), dtype=np.float64),
-}
+# -- math: jit.mathlib's algorithms, run on numpy (the compiled code runs them as LLVM IR): the same bits
 
 
 def _math(name: str) -> Elementwise:
-    def run(op, x):
+    def run(op, *args):
         dt = _dt(op)
-        with np.errstate(all="ignore"):
-            if name == "sqrt" and not dt.is_fp64():
-                value = np.sqrt(x.astype(np.float32))
-            elif name == "rsqrt":
-                work = np.float64 if dt.is_fp64() else np.float32
-                value = work(1) / np.sqrt(x.astype(work))
-            else:
-                value = _MATH[name](x.astype(np.float64))
-                if name in ("sin", "cos"):  # the compiled reduction's documented domain (jit/codegen/mathlib.py)
-                    limit = 2.0 ** 40 if dt.is_fp64() else 2.0 ** 48
-                    value = np.where(np.abs(x) > limit, np.nan, value)
-                if not dt.is_fp64():
-                    value = value.astype(np.float32)
+        value = float_ops.evaluate(name, *args, fp64=dt.is_fp64())
         return _out(op, N.round_narrow(value, dt) if N.is_narrow(dt) else value)
 
     return run
@@ -281,15 +261,6 @@ def _abs(op, x):
         if _dt(op).is_int_unsigned():
             return x
         return _out(op, np.abs(x))
-
-
-def _pow(op, x, y):
-    dt = _dt(op)
-    with np.errstate(all="ignore"):
-        value = np.power(x.astype(np.float64), y.astype(np.float64))
-        if not dt.is_fp64():
-            value = value.astype(np.float32)
-    return _out(op, N.round_narrow(value, dt) if N.is_narrow(dt) else value)
 
 
 ELEMENTWISE: dict[str, Elementwise] = {
@@ -315,11 +286,10 @@ ELEMENTWISE: dict[str, Elementwise] = {
     "arith.bitcast": _bitcast,
     "tile.addptr": _addptr,
     "math.abs": _abs,
-    "math.pow": _pow,
+    "math.pow": _math("pow"),
     "math.floor": _rounding(np.floor),
     "math.ceil": _rounding(np.ceil),
     "math.trunc": _rounding(np.trunc),
     "math.rint": _rounding(np.rint),
-    **{f"math.{name}": _math(name) for name in ("exp", "exp2", "log", "log2", "sin", "cos", "tanh", "sqrt",
-                                                "rsqrt", "erf")},
+    **{f"math.{name}": _math(name) for name in mathlib.UNARY},
 }

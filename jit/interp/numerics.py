@@ -3,8 +3,8 @@
 Registers hold narrow floats (fp16 / bf16 / fp8) as float32 values exactly representable in their
 format, like the compiled code. Rounding to a format uses ml_dtypes / numpy conversions (round to
 nearest even), with the op table's extras: round toward zero and fp8 saturation. `fma` is exact: the
-f32 one sums in f64 with round-to-odd (so the final rounding to f32 is single), the f64 one in
-rationals.
+f32 one sums in f64 with round-to-odd (so the final rounding to f32 is single), the f64 one by
+Boldo and Melquiond's emulation (rationals where it does not apply).
 """
 
 from __future__ import annotations
@@ -100,37 +100,74 @@ def decode(bits: np.ndarray, dt: dtype) -> np.ndarray:
 
 
 def fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """float32 a*b+c with one rounding: the product is exact in f64; the sum is rounded to odd."""
+    """float32 a*b+c with one rounding: the product is exact in f64 and the sum is rounded to odd, so
+    the final rounding to f32 is the only one (f64 has more than 24 + 2 bits)."""
     a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
     with np.errstate(all="ignore"):
         p = a * b
-        s = p + c
-        bb = s - p
-        err = (p - (s - bb)) + (c - bb)
-        even = (s.view(np.uint64) & np.uint64(1)) == 0
-        fix = np.isfinite(s) & np.isfinite(err) & (err != 0) & even
-        s = np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
-        return s.astype(np.float32)
+        return _round_to_odd(*_two_sum(p, c)).astype(np.float32)
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(s, e): s = a + b rounded, e its exact error (Knuth; any magnitudes)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+_SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitter for float64
+
+
+def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(p, e): p = a * b rounded, e its exact error (Dekker), exact while nothing overflows or underflows."""
+    p = a * b
+    ta, tb = a * _SPLIT, b * _SPLIT
+    a_hi, b_hi = ta - (ta - a), tb - (tb - b)
+    a_lo, b_lo = a - a_hi, b - b_hi
+    return p, ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
+def _round_to_odd(s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Of the two float64 around s + e (s its rounding to nearest), the one with an odd last bit: s
+    when exact or odd, else s's neighbour toward e."""
+    fix = np.isfinite(e) & (e != 0) & ((s.view(np.uint64) & np.uint64(1)) == 0)
+    return np.where(fix, np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
 
 
 def _fma64_one(a: float, b: float, c: float) -> float:
-    if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):
-        return a * b + c
+    if not (np.isfinite(a) and np.isfinite(b)):
+        return a * b + c  # the product is inf or NaN, exactly as in the fused operation
+    if not np.isfinite(c):
+        return c
     exact = Fraction(a) * Fraction(b) + Fraction(c)
     if exact == 0:
-        return a * b + c  # the sign of an exact zero follows IEEE's rules for the sum
+        return a * b + c if a == 0 or b == 0 else 0.0  # signed zeros add by IEEE's rules; else +0
     try:
-        return float(exact)
+        return float(exact)  # correctly rounded (integer true division), subnormals included
     except OverflowError:
         return float("inf") if exact > 0 else float("-inf")
 
 
-_fma64_vec = np.frompyfunc(_fma64_one, 3, 1)
-
-
 def fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """float64 a*b+c with one rounding: Boldo and Melquiond's emulation (the exact product p + pe, the
+    two-sum s + se of p + c, then s + round_to_odd(se + pe) rounded once), which needs the partial
+    results far from overflow and underflow; the few elements outside (and non-finite ones) are
+    computed in rationals."""
     a, b, c = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, c)))
-    return np.asarray(_fma64_vec(a, b, c), dtype=np.float64).reshape(a.shape)
+    with np.errstate(all="ignore"):
+        p, pe = _two_product(a, b)
+        s, se = _two_sum(c, p)
+        result = np.array(s + _round_to_odd(*_two_sum(se, pe)), dtype=np.float64)
+        big, small = 2.0**995, 2.0**-900
+        ap, ar = np.abs(p), np.abs(result)
+        safe = ((np.abs(a) < big) & (np.abs(b) < big) & (np.abs(c) < big) & (ap < big) & (ap > small)
+                & (ar < big) & (ar > small))
+        zero_product = ((a == 0) & np.isfinite(b)) | ((b == 0) & np.isfinite(a))
+        result = np.where(zero_product, p + c, result)  # p is exact: an exact signed zero
+        safe |= zero_product
+    for k in np.flatnonzero(~safe):
+        result.flat[k] = _fma64_one(float(a.flat[k]), float(b.flat[k]), float(c.flat[k]))
+    return result
 
 
 def fma(a, b, c, dt: dtype) -> np.ndarray:

@@ -31,8 +31,8 @@ def _visit(block: Block, seen: dict, mapping: dict[Value, Value]) -> None:
 
 def _freeze(attrs: dict) -> tuple:
     def f(v):
-        if isinstance(v, float) and v != v:
-            return ("nan",)
+        if isinstance(v, float):  # by repr: 0.0 and -0.0 compare equal but are different constants
+            return ("float", repr(v))
         if isinstance(v, (list, tuple)):
             return tuple(f(x) for x in v)
         return (type(v).__name__, v)

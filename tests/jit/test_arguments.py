@@ -6,8 +6,6 @@ import pytest
 import dsl as tl
 from jit import jit
 
-rng = np.random.default_rng()
-
 
 @jit
 def fill_kernel(out_ptr, value, n, BLOCK: tl.constexpr):
@@ -28,7 +26,7 @@ class DLPackOnly:
         return self._array.__dlpack_device__()
 
 
-def test_dlpack_argument_is_zero_copy():
+def test_dlpack_argument_is_zero_copy(rng):
     backing = np.zeros(37, np.float32)
     value = float(rng.integers(2, 100))
     fill_kernel[(1,)](DLPackOnly(backing), value, 37, BLOCK=64)

@@ -14,7 +14,7 @@ import pytest
 
 import dsl as tl
 from jit import Config, autotune, cdiv, heuristics, jit
-from jit.autotune import Autotuner, AutotuneWarning, capture_launches, format_table, run_recorded
+from jit.autotune import Autotuner, AutotuneWarning, capture_launches, format_table
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -64,8 +64,7 @@ def test_config_api_matches_triton():
     assert Config.from_dict(json.loads(json.dumps(c.to_dict()))) == c
 
 
-def test_autotuned_kernel_is_correct_with_masked_tail():
-    rng = np.random.default_rng()
+def test_autotuned_kernel_is_correct_with_masked_tail(rng):
     for n in (1000, 77):
         x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
         out = np.zeros_like(x)
@@ -86,8 +85,7 @@ def test_usable_like_a_jit_function():
         scale_add(x, x, x, 8, 1.0)
 
 
-def test_cache_hit_in_memory_and_key_change_retunes():
-    rng = np.random.default_rng()
+def test_cache_hit_in_memory_and_key_change_retunes(rng):
     x, y = rng.standard_normal(300).astype(np.float32), rng.standard_normal(300).astype(np.float32)
     out = np.empty_like(x)
     scale_add[grid_1d(300)](x, y, out, 300, 2.0)
@@ -103,11 +101,10 @@ def test_cache_hit_in_memory_and_key_change_retunes():
     assert scale_add.cache_hit is None
 
 
-def test_reset_to_zero_on_atomic_accumulation():
+def test_reset_to_zero_on_atomic_accumulation(rng):
     seen = []
     configs = [Config({"BLOCK": b}, pre_hook=lambda args: seen.append(float(args["out_ptr"][0]))) for b in (32, 64)]
     kernel = autotune(configs, key=["n"], reset_to_zero=["out_ptr"], objective="cpu", cache_results=False)(atomic_sum)
-    rng = np.random.default_rng()
     x = rng.standard_normal(1001).astype(np.float32)
     out = np.array([0.0], np.float32)
     kernel[grid_1d(x.size)](x, out, x.size)
@@ -119,20 +116,20 @@ def test_reset_to_zero_on_atomic_accumulation():
     np.testing.assert_allclose(out[0], 2 * x.astype(np.float64).sum(), rtol=1e-4, atol=1e-3)
 
 
-def test_restore_value_on_inplace_kernel():
+def test_restore_value_on_inplace_kernel(rng):
     kernel = autotune([Config({"BLOCK": 32}), Config({"BLOCK": 64}, num_warps=2)], key=["n"],
                       restore_value=["x_ptr"], objective="cpu", cache_results=False)(affine_inplace)
-    x0 = np.random.default_rng().standard_normal(203).astype(np.float32)
+    x0 = rng.standard_normal(203).astype(np.float32)
     x = x0.copy()
     kernel[grid_1d(x.size)](x, x.size)
     assert len(kernel.records) == 2
     np.testing.assert_allclose(x, x0 * 2 + 1, rtol=1e-6)  # applied once, not once per trial
 
 
-def test_broken_config_is_skipped_with_warning_and_all_broken_is_fatal():
+def test_broken_config_is_skipped_with_warning_and_all_broken_is_fatal(rng):
     kernel = autotune([Config({"BLOCK": 48}), Config({"BLOCK": 64})], key=["n"], restore_value=["x_ptr"],
                       objective="cpu", cache_results=False)(affine_inplace)
-    x0 = np.random.default_rng().standard_normal(130).astype(np.float32)
+    x0 = rng.standard_normal(130).astype(np.float32)
     x = x0.copy()
     with pytest.warns(AutotuneWarning, match="BLOCK: 48.*skipped"):
         kernel[grid_1d(x.size)](x, x.size)
@@ -146,10 +143,9 @@ def test_broken_config_is_skipped_with_warning_and_all_broken_is_fatal():
         broken[grid_1d(x.size)](x, x.size)
 
 
-def test_heuristics_stack_under_autotune():
+def test_heuristics_stack_under_autotune(rng):
     kernel = autotune([Config({"BLOCK": 16}), Config({"BLOCK": 32})], key=["n"], objective="cpu",
                       cache_results=False)(heuristics({"EVEN": lambda a: a["n"] % a["BLOCK"] == 0})(masked_copy))
-    rng = np.random.default_rng()
     for n in (64, 45):
         x = rng.standard_normal(n).astype(np.float32)
         out = np.zeros_like(x)
@@ -163,8 +159,7 @@ def test_heuristics_stack_under_autotune():
     np.testing.assert_allclose(out, x + 1, rtol=1e-6)
 
 
-def test_capture_launches_records_inputs_and_written_arrays():
-    rng = np.random.default_rng()
+def test_capture_launches_records_inputs_and_written_arrays(rng):
     x, y = rng.standard_normal(50).astype(np.float32), rng.standard_normal(50).astype(np.float32)
     out = np.full_like(x, 7.0)
     with capture_launches() as launches:
@@ -184,18 +179,18 @@ def test_conflicting_meta_parameter_and_bad_key():
         autotune([Config({"BLOCK": 32})], key=["n"], objective="fast")(affine_inplace)
 
 
-def test_ties_are_broken_by_config_order_and_do_bench_is_used():
+def test_ties_are_broken_by_config_order_and_do_bench_is_used(rng):
     configs = [Config({"BLOCK": 64}), Config({"BLOCK": 32}), Config({"BLOCK": 128})]
     kernel = autotune(configs, key=["n"], objective="cpu", cache_results=False, do_bench=lambda fn: (fn(), 1.0)[1],
                       restore_value=["x_ptr"])(affine_inplace)
-    x0 = np.random.default_rng().standard_normal(100).astype(np.float32)
+    x0 = rng.standard_normal(100).astype(np.float32)
     x = x0.copy()
     kernel[grid_1d(x.size)](x, x.size)
     assert kernel.best_config is configs[0] and all(r.cpu_seconds == 1e-3 for r in kernel.records)
     np.testing.assert_allclose(x, x0 * 2 + 1, rtol=1e-6)
 
 
-def test_prune_configs_by():
+def test_prune_configs_by(rng):
     configs = [Config({"BLOCK": b}) for b in (16, 32, 64, 128)]
     pruned_seen = []
 
@@ -206,7 +201,7 @@ def test_prune_configs_by():
     kernel = autotune(configs, key=["n"], objective="cpu", cache_results=False, restore_value=["x_ptr"],
                       prune_configs_by={"early_config_prune": early, "perf_model": lambda **a: -a["BLOCK"],
                                         "top_k": 2})(affine_inplace)
-    x0 = np.random.default_rng().standard_normal(90).astype(np.float32)
+    x0 = rng.standard_normal(90).astype(np.float32)
     x = x0.copy()
     kernel[grid_1d(x.size)](x, x.size)
     assert pruned_seen == [90]
@@ -214,11 +209,11 @@ def test_prune_configs_by():
     np.testing.assert_allclose(x, x0 * 2 + 1, rtol=1e-6)
 
 
-def test_print_env_prints_choice_and_table(monkeypatch, capsys):
+def test_print_env_prints_choice_and_table(rng, monkeypatch, capsys):
     monkeypatch.setenv("WAVETILE_AUTOTUNE_PRINT", "1")
     kernel = autotune([Config({"BLOCK": 32}), Config({"BLOCK": 64})], key=["n"], objective="cpu",
                       cache_results=False, restore_value=["x_ptr"])(affine_inplace)
-    x = np.random.default_rng().standard_normal(50).astype(np.float32)
+    x = rng.standard_normal(50).astype(np.float32)
     kernel[grid_1d(50)](x, 50)
     text = capsys.readouterr().out
     assert "best config" in text and "BLOCK: 32" in text and "BLOCK: 64" in text and "CPU ms" in text
@@ -263,17 +258,10 @@ def test_disk_cache_hit_in_a_new_process(tmp_path, monkeypatch):
     assert kernel.cache_hit is None
 
 
-def _launches_recorded() -> bool:
-    x = np.ones(4, np.float32)
-    return run_recorded(affine_inplace, (x, 4), {"BLOCK": 4}, (1,)) is not None
-
-
-def test_model_objective_uses_modeled_time():
-    if not _launches_recorded():
-        pytest.skip("the launcher does not record launches for the simulator yet (no LaunchRecord to score)")
+def test_model_objective_uses_modeled_time(rng):
     kernel = autotune([Config({"BLOCK": 16}, num_warps=1), Config({"BLOCK": 256}, num_warps=4)], key=["n"],
                       restore_value=["x_ptr"], cache_results=False)(affine_inplace)
-    x0 = np.random.default_rng().standard_normal(4099).astype(np.float32)
+    x0 = rng.standard_normal(4099).astype(np.float32)
     x = x0.copy()
     kernel[grid_1d(x.size)](x, x.size)
     np.testing.assert_allclose(x, x0 * 2 + 1, rtol=1e-6)
@@ -290,13 +278,11 @@ def test_model_objective_uses_modeled_time():
     assert [r.modeled_seconds for r in again.records] == [r.modeled_seconds for r in recs]
 
 
-def test_model_guided_search_times_only_the_top_k():
-    if not _launches_recorded():
-        pytest.skip("the launcher does not record launches for the simulator yet (no LaunchRecord to score)")
+def test_model_guided_search_times_only_the_top_k(rng):
     configs = [Config({"BLOCK": 16}, num_warps=1), Config({"BLOCK": 64}), Config({"BLOCK": 256}, num_warps=8)]
     kernel = autotune(configs, key=["n"], objective="cpu", model_top_k=1, restore_value=["x_ptr"],
                       cache_results=False)(affine_inplace)
-    x0 = np.random.default_rng().standard_normal(3000).astype(np.float32)
+    x0 = rng.standard_normal(3000).astype(np.float32)
     x = x0.copy()
     kernel[grid_1d(x.size)](x, x.size)
     np.testing.assert_allclose(x, x0 * 2 + 1, rtol=1e-6)

@@ -1,5 +1,5 @@
-"""Differential testing: random well-typed kernels, compiled vs interpreted, agree bit for bit
-(math functions: within the ulp bound jit.fuzz.kernels.MATH_ULP states). The soak is
+"""Differential testing: random well-typed kernels, compiled vs interpreted, agree bit for bit,
+math functions included. The soak is
 scripts/soak_differential.py; this is its bounded CI slice."""
 
 import numpy as np

@@ -6,10 +6,8 @@ import pytest
 import dsl as tl
 from jit import OutOfBoundsError, cdiv, jit
 
-rng = np.random.default_rng()
 
-
-def randn(*shape, dtype=np.float32):
+def randn(rng, *shape, dtype=np.float32):
     return (rng.standard_normal(shape) + 0.1).astype(dtype)
 
 
@@ -23,8 +21,8 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 @pytest.mark.parametrize("n", [1, 7, 128, 1000, 4099])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.float16])
-def test_vector_add(n, dtype):
-    x, y = randn(n, dtype=np.float64), randn(n, dtype=np.float64)
+def test_vector_add(rng, n, dtype):
+    x, y = randn(rng, n, dtype=np.float64), randn(rng, n, dtype=np.float64)
     if np.dtype(dtype).kind == "i":
         x, y = (x * 1000).astype(dtype), (y * 1000).astype(dtype)
     else:
@@ -44,8 +42,8 @@ def softmax_kernel(out_ptr, in_ptr, stride, n_rows, n_cols, BLOCK: tl.constexpr)
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (5, 33), (64, 1000)])
-def test_softmax(shape):
-    x = randn(*shape) * 5
+def test_softmax(rng, shape):
+    x = randn(rng, *shape) * 5
     out = np.empty_like(x)
     softmax_kernel[(4,)](out, x, shape[1], *shape, BLOCK=tl_next_pow2(shape[1]))
     z = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
@@ -78,9 +76,9 @@ def reduce_kernel(x_ptr, sum_ptr, max_ptr, min_ptr, arg_ptr, M, N, BM: tl.conste
 
 
 @pytest.mark.parametrize("axis", [0, 1])
-def test_reductions(axis):
+def test_reductions(rng, axis):
     M, N, BM, BN = 13, 29, 16, 32
-    x = randn(M, N)
+    x = randn(rng, M, N)
     n_out = BN if axis == 0 else BM
     outs = [np.zeros(n_out, np.float32) for _ in range(3)] + [np.zeros(n_out, np.int32)]
     reduce_kernel[(1,)](x, *outs, M, N, BM=BM, BN=BN, AXIS=axis)
@@ -109,17 +107,17 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constex
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_matmul_masked_tails(dtype):
+def test_matmul_masked_tails(rng, dtype):
     M, N, K = 37, 50, 70
-    a, b = randn(M, K).astype(dtype), randn(K, N).astype(dtype)
+    a, b = randn(rng, M, K).astype(dtype), randn(rng, K, N).astype(dtype)
     c = np.zeros((M, N), np.float32)
     matmul_kernel[(cdiv(M, 16), cdiv(N, 32))](a, b, c, M, N, K, BM=16, BN=32, BK=16, PRECISION="ieee")
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=1e-4)
 
 
-def test_matmul_tf32_drops_low_mantissa_bits():
+def test_matmul_tf32_drops_low_mantissa_bits(rng):
     M = N = K = 16
-    a, b = randn(M, K), randn(K, N)
+    a, b = randn(rng, M, K), randn(rng, K, N)
     c = np.zeros((M, N), np.float32)
     matmul_kernel[(1, 1)](a, b, c, M, N, K, BM=16, BN=16, BK=16, PRECISION="tf32")
     trunc = lambda x: (x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
@@ -137,7 +135,7 @@ def int_ops_kernel(a_ptr, b_ptr, div_ptr, mod_ptr, n, BLOCK: tl.constexpr):
     tl.store(mod_ptr + offs, a % b, mask=m)
 
 
-def test_integer_division_truncates_like_c():
+def test_integer_division_truncates_like_c(rng):
     a = rng.integers(-1000, 1000, 100).astype(np.int32)
     b = rng.integers(-30, 30, 100).astype(np.int32)
     b[b == 0] = 7
@@ -156,10 +154,10 @@ def cast_kernel(x_ptr, h_ptr, b_ptr, n, BLOCK: tl.constexpr):
     tl.store(b_ptr + offs, x.to(tl.bfloat16), mask=m)
 
 
-def test_narrow_float_casts_round_to_nearest_even():
+def test_narrow_float_casts_round_to_nearest_even(rng):
     ml_dtypes = pytest.importorskip("ml_dtypes")
     n = 5000
-    x = (randn(n) * np.exp(rng.uniform(-12, 12, n))).astype(np.float32)
+    x = (randn(rng, n) * np.exp(rng.uniform(-12, 12, n))).astype(np.float32)
     h = np.zeros(n, np.float16)
     b = np.zeros(n, ml_dtypes.bfloat16)
     cast_kernel[(cdiv(n, 256),)](x, h, b, n, BLOCK=256)
@@ -176,7 +174,7 @@ def atomic_count_kernel(counter_ptr, hist_ptr, x_ptr, n, BLOCK: tl.constexpr):
     tl.atomic_add(counter_ptr, tl.sum(m.to(tl.int32), axis=0))
 
 
-def test_atomics_from_many_programs():
+def test_atomics_from_many_programs(rng):
     n = 10_000
     x = rng.integers(0, 17, n).astype(np.int32)
     hist = np.zeros(17, np.int32)
@@ -212,9 +210,9 @@ def control_flow_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, acc, mask=m)
 
 
-def test_control_flow_and_inlined_calls():
+def test_control_flow_and_inlined_calls(rng):
     n, block = 300, 32
-    x = randn(n)
+    x = randn(rng, n)
     out = np.zeros(n, np.float32)
     control_flow_kernel[(cdiv(n, block) + 2,)](x, out, n, BLOCK=block)
     acc = np.zeros(n, np.float32)
@@ -242,8 +240,8 @@ def oob_atomic_kernel(x_ptr, n):
     tl.atomic_add(x_ptr + n, 1.0)
 
 
-def test_out_of_bounds_load_is_reported():
-    x, out = randn(100), np.zeros(100, np.float32)
+def test_out_of_bounds_load_is_reported(rng):
+    x, out = randn(rng, 100), np.zeros(100, np.float32)
     with pytest.raises(OutOfBoundsError) as info:
         oob_load_kernel[(4,)](x, out, 100, BLOCK=32)
     text = str(info.value)
@@ -251,8 +249,8 @@ def test_out_of_bounds_load_is_reported():
     assert "100" in text  # the offending offset, one past the end
 
 
-def test_out_of_bounds_store_and_atomic_are_reported():
-    x = randn(100)
+def test_out_of_bounds_store_and_atomic_are_reported(rng):
+    x = randn(rng, 100)
     with pytest.raises(OutOfBoundsError, match="x_ptr"):
         oob_store_kernel[(4,)](x, 100, BLOCK=32)
     with pytest.raises(OutOfBoundsError, match="atomic"):
@@ -281,7 +279,7 @@ def philox_reference(seed, offsets, rounds=10):
     return c0.astype(np.uint32)
 
 
-def test_philox_matches_reference_stream():
+def test_philox_matches_reference_stream(rng):
     n = 1000
     out = np.zeros(n, np.uint32)
     seed = int(rng.integers(1, 2**31))

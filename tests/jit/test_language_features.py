@@ -119,33 +119,32 @@ def mul_fn(a, b):
     return a * b
 
 
-rng = np.random.default_rng()
 
 
-def rand(*shape):
+def rand(rng, *shape):
     return (rng.random(shape) + 0.5).astype(np.float32)
 
 
-def test_cumsum():
-    x, o = rand(16), np.zeros(16, np.float32)
+def test_cumsum(rng):
+    x, o = rand(rng, 16), np.zeros(16, np.float32)
     k_scan[(1,)](x, o, B=16)
     np.testing.assert_allclose(o, np.cumsum(x), rtol=1e-6)
 
 
-def test_sort():
-    x, o = rand(16), np.zeros(16, np.float32)
+def test_sort(rng):
+    x, o = rand(rng, 16), np.zeros(16, np.float32)
     k_sort[(1,)](x, o, B=16)
     np.testing.assert_array_equal(o, np.sort(x))
 
 
-def test_histogram():
+def test_histogram(rng):
     xi, oi = rng.integers(0, 8, 16).astype(np.int32), np.zeros(8, np.int32)
     k_hist[(1,)](xi, oi, B=16, NB=8)
     np.testing.assert_array_equal(oi, np.bincount(xi, minlength=8))
 
 
-def test_join_split_flip_trans_gather():
-    x, o = rand(16), np.zeros(16, np.float32)
+def test_join_split_flip_trans_gather(rng):
+    x, o = rand(rng, 16), np.zeros(16, np.float32)
     k_joinsplit[(1,)](x, o, B=16)
     np.testing.assert_allclose(o, 3 * x)
     k_flip[(1,)](x, o, B=16)
@@ -153,13 +152,13 @@ def test_join_split_flip_trans_gather():
     idx = rng.integers(0, 16, 16).astype(np.int32)
     k_gather[(1,)](x, idx, o, B=16)
     np.testing.assert_array_equal(o, x[idx])
-    q, qo = rand(16, 16), np.zeros((16, 16), np.float32)
+    q, qo = rand(rng, 16, 16), np.zeros((16, 16), np.float32)
     k_trans[(1,)](q, qo, B=16)
     np.testing.assert_array_equal(qo, q.T)
 
 
-def test_block_pointer_and_descriptor_pad_out_of_bounds():
-    m = rand(5, 7)
+def test_block_pointer_and_descriptor_pad_out_of_bounds(rng):
+    m = rand(rng, 5, 7)
     out = np.zeros_like(m)
     k_blockptr[(1,)](m, out, 5, 7, BM=8, BN=8)
     np.testing.assert_array_equal(out, m * 2)
@@ -174,20 +173,20 @@ def test_spin_lock_serialises_programs():
     assert counter[0] == 300 and lock[0] == 0
 
 
-def test_device_print(capfd):
-    x = rand(16)
+def test_device_print(rng, capfd):
+    x = rand(rng, 16)
     k_print[(2,)](x)
     out = capfd.readouterr().out
     assert out.count("value") == 2 and str(np.float64(x[0])) in out
 
 
-def test_device_assert():
+def test_device_assert(rng):
     with pytest.raises(DeviceAssertionError, match="must be positive"):
-        k_assert[(1,)](-rand(16))
+        k_assert[(1,)](-rand(rng, 16))
 
 
-def test_batched_and_int8_dot():
-    a, b, c = rand(16, 16, 16), rand(16, 16, 16), np.zeros((16, 16, 16), np.float32)
+def test_batched_and_int8_dot(rng):
+    a, b, c = rand(rng, 16, 16, 16), rand(rng, 16, 16, 16), np.zeros((16, 16, 16), np.float32)
     k_dot3[(1,)](a, b, c, B=16)
     np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-5)
     a8, c8 = rng.integers(-100, 100, (16, 16)).astype(np.int8), np.zeros((16, 16), np.int32)
@@ -195,11 +194,11 @@ def test_batched_and_int8_dot():
     np.testing.assert_array_equal(c8, a8.astype(np.int32) @ a8.astype(np.int32))
 
 
-def test_fp8_round_trip_and_custom_reduce():
-    x, o = rand(16) * 10, np.zeros(16, np.float32)
+def test_fp8_round_trip_and_custom_reduce(rng):
+    x, o = rand(rng, 16) * 10, np.zeros(16, np.float32)
     k_fp8[(1,)](x, o, B=16)
     np.testing.assert_array_equal(o, x.astype(ml_dtypes.float8_e4m3fn).astype(np.float32))
-    x = rand(16)
+    x = rand(rng, 16)
     k_reduce_fn[(1,)](x, o, B=16)
     np.testing.assert_allclose(o[0], np.prod(x.astype(np.float64)), rtol=1e-5)
 
@@ -220,8 +219,8 @@ def k_blockptr_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.con
     tl.store(c_blk, acc, boundary_check=(0, 1))
 
 
-def test_block_pointers_carried_through_a_loop():
+def test_block_pointers_carried_through_a_loop(rng):
     M, N, K = 13, 21, 70
-    a, b, c = rand(M, K), rand(K, N), np.zeros((M, N), np.float32)
+    a, b, c = rand(rng, M, K), rand(rng, K, N), np.zeros((M, N), np.float32)
     k_blockptr_matmul[(1,)](a, b, c, M, N, K, BM=16, BN=32, BK=16)
     np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-5)

@@ -7,8 +7,6 @@ import dsl as tl
 from dsl.errors import OutOfBoundsError
 from jit import cdiv, jit
 
-rng = np.random.default_rng()
-
 
 @jit
 def axpy(x_ptr, y_ptr, out_ptr, a, n, flip, BLOCK: tl.constexpr):
@@ -25,7 +23,7 @@ def strided_copy(x_ptr, out_ptr, n, step, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs * step, mask=offs < n), mask=offs < n)
 
 
-def run_axpy(n, a=1.5, flip=False, x=None, y=None, **options):
+def run_axpy(rng, n, a=1.5, flip=False, x=None, y=None, **options):
     x = rng.standard_normal(n).astype(np.float32) if x is None else x
     y = rng.standard_normal(n).astype(np.float32) if y is None else y
     out = np.full(n + 8, 7.0, np.float32)
@@ -35,21 +33,21 @@ def run_axpy(n, a=1.5, flip=False, x=None, y=None, **options):
     assert (out[n:] == 7.0).all()
 
 
-def test_repeat_launches_specialise_like_the_general_path():
+def test_repeat_launches_specialise_like_the_general_path(rng):
     axpy.compiled.clear()
     axpy._plans.by_key.clear()
     for n in (100, 100, 1, 1, 64, 64, 77):  # sizes: general, ==1, divisible by 16, odd
-        run_axpy(n)
-    run_axpy(100, flip=True)  # a bool argument
-    run_axpy(100, a=2)  # an int where a float was: its own specialisation
+        run_axpy(rng, n)
+    run_axpy(rng, 100, flip=True)  # a bool argument
+    run_axpy(rng, 100, a=2)  # an int where a float was: its own specialisation
     big = rng.standard_normal(40).astype(np.float32)
-    run_axpy(33, x=big[1:34], y=big[2:35])  # views not 16-byte aligned
-    run_axpy(100, num_warps=8)
+    run_axpy(rng, 33, x=big[1:34], y=big[2:35])  # views not 16-byte aligned
+    run_axpy(rng, 100, num_warps=8)
     kinds = {tuple(str(t) for t in k.signature.values()) for k in axpy.compiled.values()}
     assert len(axpy.compiled) == len(axpy._plans.by_key) >= 6 and len(kinds) >= 3
 
 
-def test_non_contiguous_arrays_and_bounds_errors_on_the_plan_path():
+def test_non_contiguous_arrays_and_bounds_errors_on_the_plan_path(rng):
     x = rng.standard_normal(64).astype(np.float32)
     out = np.empty(16, np.float32)
     for _ in range(2):  # a kernel sees memory from the data pointer on, within the view's byte span
@@ -62,11 +60,11 @@ def test_non_contiguous_arrays_and_bounds_errors_on_the_plan_path():
             strided_copy[(1,)](x, out, 16, 5, BLOCK=16)
 
 
-def test_environment_changes_are_seen_between_plan_launches(monkeypatch):
+def test_environment_changes_are_seen_between_plan_launches(rng, monkeypatch):
     x = rng.standard_normal(100).astype(np.float32)
-    run_axpy(100, x=x)
+    run_axpy(rng, 100, x=x)
     monkeypatch.setenv("WAVETILE_CHECKS", "0")
-    run_axpy(100, x=x)
+    run_axpy(rng, 100, x=x)
     assert any(not k.options.checks for k in axpy.compiled.values())
     monkeypatch.setenv("WAVETILE_INTERPRET", "1")
-    run_axpy(100, x=x)  # the interpreter, not a plan
+    run_axpy(rng, 100, x=x)  # the interpreter, not a plan

@@ -12,8 +12,7 @@ import pytest
 
 import dsl as tl
 from jit import Config, autotune, cdiv, jit
-from jit.autotune import model_available
-from jit.tune import TuneProblem, config_space, main, rank, sweep, table, tune_problem
+from jit.tune import TuneProblem, config_space, main, make_problem, rank, sweep, table, tune_problem
 
 HERE = Path(__file__).resolve()
 N = 300
@@ -57,15 +56,12 @@ def test_sweep_checks_outputs_and_reports_failures():
     text = table(ranked, "cpu")
     for column in ("modeled us", "bound", "occupancy", "L2 hit", "bank confl", "CPU ms", "check"):
         assert column in text
-    if model_available():
-        good = [r.record for r in rows if r.check in ("ref", "ok")]
-        assert all(r.modeled_seconds > 0 and not math.isinf(r.modeled_seconds) and r.bound for r in good)
-        assert all(0 < r.occupancy <= 1 and 0 <= r.l2_hit_rate <= 1 for r in good)
+    good = [r.record for r in rows if r.check in ("ref", "ok")]
+    assert all(r.modeled_seconds > 0 and not math.isinf(r.modeled_seconds) and r.bound for r in good)
+    assert all(0 < r.occupancy <= 1 and 0 <= r.l2_hit_rate <= 1 for r in good)
 
 
-def test_cli_writes_csv_json_and_saves_the_winner(tmp_path, monkeypatch, capsys):
-    if not model_available():
-        pytest.skip("the launcher cannot model launches yet; --save stores model-objective choices")
+def test_cli_writes_csv_json_and_saves_the_winner(rng, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("WAVETILE_CACHE_DIR", str(tmp_path / "cache"))
     out_csv, out_json = tmp_path / "t.csv", tmp_path / "t.json"
     rc = main([f"{HERE}:twice", f"n={N}", "--machine", "h200", "--csv", str(out_csv), "--json", str(out_json),
@@ -80,7 +76,7 @@ def test_cli_writes_csv_json_and_saves_the_winner(tmp_path, monkeypatch, capsys)
     best = Config.from_dict(data["best"])
     # the kernel's own @autotune finds the saved winner on its first launch: no tuning
     fresh = autotune(twice.configs, key=["n"])(twice.fn)
-    x = np.random.default_rng().standard_normal(N).astype(np.float32)
+    x = rng.standard_normal(N).astype(np.float32)
     out = np.zeros_like(x)
     fresh[lambda meta: (cdiv(N, meta["BLOCK"]),)](x, out, N, machine="h200")
     assert fresh.cache_hit == "disk" and fresh.best_config == best
@@ -103,3 +99,22 @@ def test_bad_targets():
         main([f"{HERE}:nothing_here"])
     with pytest.raises(SystemExit, match="no tune problem"):
         main([f"{HERE}:N"])
+
+
+def fake_library(name: str, options: dict) -> TuneProblem:
+    """A `--library` resolver: names without a colon come here."""
+    assert name == "fake.twice"
+    return twice_problem(**options)
+
+
+def test_names_without_a_colon_go_to_the_library_resolver():
+    problem = make_problem("fake.twice", {"n": 40}, library=f"{HERE}:fake_library")
+    assert problem.kernel.__name__ == "twice" and problem.args[2] == 40
+    assert make_problem("test.twice", {"n": 41}).args[2] == 41  # a factory registered by name wins
+
+
+def test_the_default_library_resolves_a_registry_case():
+    problem = make_problem("norm.rmsnorm", {"case": 0})
+    assert "norm.rmsnorm" in problem.description and problem.outputs
+    with pytest.raises(SystemExit, match="no kernel-library case 'norm.nothing'"):
+        make_problem("norm.nothing", {})

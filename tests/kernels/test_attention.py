@@ -20,10 +20,8 @@ from kernels.attention import (
     kv_blocks_visited,
 )
 
-rng = np.random.default_rng()
 
-
-def randn(*shape, dtype=np.float32):
+def randn(rng, *shape, dtype=np.float32):
     return (rng.standard_normal(shape) + 0.1).astype(dtype)
 
 
@@ -60,9 +58,9 @@ MASKS = [
 
 @pytest.mark.parametrize("mask", MASKS, ids=lambda m: ",".join(f"{k}={v}" for k, v in m.items()) or "causal")
 @pytest.mark.parametrize("seq_q,seq_k", [(77, 77), (150, 150), (45, 131)])
-def test_masks_match_dense_reference(mask, seq_q, seq_k):
-    q, g = randn(2, seq_q, 4, 64), randn(2, seq_q, 4, 64)
-    k, v = randn(2, seq_k, 2, 64), randn(2, seq_k, 2, 64)
+def test_masks_match_dense_reference(rng, mask, seq_q, seq_k):
+    q, g = randn(rng, 2, seq_q, 4, 64), randn(rng, 2, seq_q, 4, 64)
+    k, v = randn(rng, 2, seq_k, 2, 64), randn(rng, 2, seq_k, 2, 64)
     out, lse, visited = run_counted(q, k, v, g, **mask)
     ref, ref_lse = attention_reference(q, k, v, g, return_lse=True, **mask)
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=2e-5)
@@ -74,11 +72,11 @@ def test_masks_match_dense_reference(mask, seq_q, seq_k):
     np.testing.assert_array_equal(kv_blocks_visited(seq_q, seq_k, cfg["BLOCK_M"], cfg["BLOCK_N"], **mask), expected)
 
 
-def test_qwen_interleaved_gate_views_and_scale():
+def test_qwen_interleaved_gate_views_and_scale(rng):
     """Qwen3.5 projects q|gate interleaved per head; both halves go in as strided views, no copies."""
-    qg = randn(1, 90, 4, 128)
+    qg = randn(rng, 1, 90, 4, 128)
     q, g = qg[..., :64], qg[..., 64:]
-    k, v = randn(1, 90, 2, 64), randn(1, 90, 2, 64)
+    k, v = randn(rng, 1, 90, 2, 64), randn(rng, 1, 90, 2, 64)
     out, lse, _ = run_counted(q, k, v, g, window=30, n_sink=2, scale=0.3)
     ref, ref_lse = attention_reference(q, k, v, g, return_lse=True, window=30, n_sink=2, scale=0.3)
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=2e-5)
@@ -97,10 +95,10 @@ def dot_flops_of(prof) -> int | None:
 EXACT = {"sample": False} if "sample" in getattr(jit_kernel, "MODEL_OPTIONS", ()) else {}
 
 
-def test_window_work_scales_with_visible_area():
+def test_window_work_scales_with_visible_area(rng):
     seq, window, dim = 2048, 64, 64
     cfg = default_config(dim).kwargs
-    q, g, k, v = randn(1, seq, 1, dim), randn(1, seq, 1, dim), randn(1, seq, 1, dim), randn(1, seq, 1, dim)
+    q, g, k, v = (randn(rng, 1, seq, 1, dim) for _ in range(4))
     with simulator.profile() as prof:
         out, _, visited = run_counted(q, k, v, g, launch=EXACT, window=window)
     block_area = cfg["BLOCK_M"] * cfg["BLOCK_N"]
@@ -119,10 +117,10 @@ def test_window_work_scales_with_visible_area():
     np.testing.assert_allclose(out[:, -100:], ref, rtol=1e-4, atol=2e-5)
 
 
-def test_qwen_shape_fp16_head_dim_256():
+def test_qwen_shape_fp16_head_dim_256(rng):
     """16 query / 2 KV heads, D=256, fp16 in and out, window + sinks + gate; odd token count."""
-    q, g = randn(1, 100, 16, 256, dtype=np.float16), randn(1, 100, 16, 256, dtype=np.float16)
-    k, v = randn(1, 100, 2, 256, dtype=np.float16), randn(1, 100, 2, 256, dtype=np.float16)
+    q, g = randn(rng, 1, 100, 16, 256, dtype=np.float16), randn(rng, 1, 100, 16, 256, dtype=np.float16)
+    k, v = randn(rng, 1, 100, 2, 256, dtype=np.float16), randn(rng, 1, 100, 2, 256, dtype=np.float16)
     out, lse = attention(q, k, v, g, window=40, n_sink=4, return_lse=True)
     assert out.dtype == np.float16 and lse.dtype == np.float32
     ref, ref_lse = attention_reference(q, k, v, g, window=40, n_sink=4, return_lse=True)
@@ -130,46 +128,46 @@ def test_qwen_shape_fp16_head_dim_256():
     np.testing.assert_allclose(lse, ref_lse, rtol=1e-4, atol=1e-4)
 
 
-def test_bf16_head_dim_128_unbatched_no_gate():
-    q = randn(67, 4, 128).astype(bfloat16)
-    k, v = randn(67, 1, 128).astype(bfloat16), randn(67, 1, 128).astype(bfloat16)
+def test_bf16_head_dim_128_unbatched_no_gate(rng):
+    q = randn(rng, 67, 4, 128).astype(bfloat16)
+    k, v = randn(rng, 67, 1, 128).astype(bfloat16), randn(rng, 67, 1, 128).astype(bfloat16)
     out = attention(q, k, v, prefix=25)
     assert out.shape == (67, 4, 128) and out.dtype == bfloat16
     ref = attention_reference(q, k, v, prefix=25)
     np.testing.assert_allclose(out.astype(np.float64), ref, rtol=2e-2, atol=1.5e-2)
 
 
-def test_autotuned_entry_point(monkeypatch):
+def test_autotuned_entry_point(rng, monkeypatch):
     """config="auto" launches through jit.autotune (pinned to the default config here: a real sweep compiles
     every config, too slow for a unit test)."""
     monkeypatch.setattr(attention_fwd_tuned, "configs", [default_config(64)])
     monkeypatch.setattr(attention_fwd_tuned, "cache", {})
-    q, g, k, v = randn(1, 70, 4, 64), randn(1, 70, 4, 64), randn(1, 70, 2, 64), randn(1, 70, 2, 64)
+    q, g, k, v = randn(rng, 1, 70, 4, 64), randn(rng, 1, 70, 4, 64), randn(rng, 1, 70, 2, 64), randn(rng, 1, 70, 2, 64)
     out = attention(q, k, v, g, window=20, config="auto")
     np.testing.assert_allclose(out, attention_reference(q, k, v, g, window=20), rtol=1e-4, atol=2e-5)
     assert attention_fwd_tuned.best_config == default_config(64)
 
 
-def test_rejects_bad_inputs():
-    q, k = randn(1, 8, 4, 64), randn(1, 8, 2, 64)
+def test_rejects_bad_inputs(rng):
+    q, k = randn(rng, 1, 8, 4, 64), randn(rng, 1, 8, 2, 64)
     with pytest.raises(ValueError, match="dtype"):
         attention(q, k.astype(np.float16), k.astype(np.float16))
     with pytest.raises(ValueError, match="multiple of KV heads"):
-        attention(q, randn(1, 8, 3, 64), randn(1, 8, 3, 64))
+        attention(q, randn(rng, 1, 8, 3, 64), randn(rng, 1, 8, 3, 64))
     with pytest.raises(ValueError, match="more queries"):
-        attention(randn(1, 9, 4, 64), k, k)
+        attention(randn(rng, 1, 9, 4, 64), k, k)
     with pytest.raises(ValueError, match="window"):
         attention(q, k, k, window=0)
     with pytest.raises(ValueError, match="n_sink"):
         attention(q, k, k, prefix=-1)
     with pytest.raises(ValueError, match="contiguous"):
-        attention(randn(1, 8, 4, 128)[..., ::2], k, k)
+        attention(randn(rng, 1, 8, 4, 128)[..., ::2], k, k)
     with pytest.raises(ValueError, match="gate shape"):
-        attention(q, k, k, randn(1, 8, 4, 32))
+        attention(q, k, k, randn(rng, 1, 8, 4, 32))
     with pytest.raises(ValueError, match="dtype"):
         attention(q.astype(np.int32), k.astype(np.int32), k.astype(np.int32))
     with pytest.raises(ValueError, match="4-D"):
-        attention(randn(8, 64), k, k)
+        attention(randn(rng, 8, 64), k, k)
     with pytest.raises(ValueError, match="visited"):
         attention(q, k, k, visited=np.zeros(3, np.int64))
     with pytest.raises(ValueError, match="visited"):

@@ -30,8 +30,7 @@ def reference(x, **kw):
 
 @pytest.mark.parametrize("T", [1, 63, 64, 65, 200])
 @pytest.mark.parametrize("with_state", [False, True])
-def test_chunked_equals_recurrence(T, with_state):
-    rng = np.random.default_rng()
+def test_chunked_equals_recurrence(rng, T, with_state):
     x = ref.random_inputs(rng, T, HK, HV, D, D)
     h0 = rng.standard_normal((1, HV, D, D)).astype(np.float32) if with_state else None
     o, ht = rule(x, initial_state=h0)
@@ -41,8 +40,7 @@ def test_chunked_equals_recurrence(T, with_state):
     assert_close(ht, ht_ref)
 
 
-def test_varlen_packing_equals_separate_runs():
-    rng = np.random.default_rng()
+def test_varlen_packing_equals_separate_runs(rng):
     lens = [65, 1, 0, 130, 7]
     cu = np.concatenate([[0], np.cumsum(lens)])
     x = ref.random_inputs(rng, int(cu[-1]), HK, HV, D, D)
@@ -59,9 +57,8 @@ def test_varlen_packing_equals_separate_runs():
     np.testing.assert_array_equal(ht[2], h0[2])  # the empty sequence leaves its state untouched
 
 
-def test_zero_gates_are_no_ops():
+def test_zero_gates_are_no_ops(rng):
     """g = 0 keeps the state undecayed; beta = 0 writes nothing, so the state stays the initial one."""
-    rng = np.random.default_rng()
     x = ref.random_inputs(rng, 100, HK, HV, D, D)
     h0 = rng.standard_normal((1, HV, D, D)).astype(np.float32)
     x["g"][:] = 0
@@ -80,8 +77,7 @@ def test_zero_gates_are_no_ops():
 
 
 @pytest.mark.parametrize("g_value", [-80.0, -1e4, -1e30])
-def test_strong_decay_stays_finite(g_value):
-    rng = np.random.default_rng()
+def test_strong_decay_stays_finite(rng, g_value):
     x = ref.random_inputs(rng, 130, HK, HV, D, D)
     x["g"][::3] = g_value  # every third token wipes the state
     h0 = rng.standard_normal((1, HV, D, D)).astype(np.float32)
@@ -92,8 +88,7 @@ def test_strong_decay_stays_finite(g_value):
     assert_close(ht, ht_ref)
 
 
-def test_raw_gates_in_kernel_equal_precomputed():
-    rng = np.random.default_rng()
+def test_raw_gates_in_kernel_equal_precomputed(rng):
     x = ref.random_inputs(rng, 77, HK, HV, D, D)
     o, ht = chunk_gated_delta_rule(x["q"], x["k"], x["v"], a=x["a"], b=x["b"], A_log=x["A_log"],
                                    dt_bias=x["dt_bias"])
@@ -102,10 +97,9 @@ def test_raw_gates_in_kernel_equal_precomputed():
     assert_close(ht, ht_ref)
 
 
-def test_bf16_odd_head_dims_value_block_tails_without_l2norm():
+def test_bf16_odd_head_dims_value_block_tails_without_l2norm(rng):
     """bf16 in and out; dk = 100 pads to 128, dv = 40 with BV = 32 (the second config) is one full and one masked
     value block; the kernel's own q/k L2 norm is off (keys arrive with norm 0.8, queries with norm 2)."""
-    rng = np.random.default_rng()
     x = ref.random_inputs(rng, 90, 1, 3, 100, 40)
     for name, norm in (("q", 2.0), ("k", 0.8)):
         x[name] = (x[name] * norm / np.linalg.norm(x[name], axis=-1, keepdims=True)).astype(bfloat16)
@@ -119,9 +113,8 @@ def test_bf16_odd_head_dims_value_block_tails_without_l2norm():
     assert np.abs(o_ref - reference(x)[0]).max() > 0.1 * np.abs(o_ref).max()  # the flag matters
 
 
-def test_qwen35_heads_strided_views():
+def test_qwen35_heads_strided_views(rng):
     """16 key heads, 32 value heads of 128, q/k/v as views into one [T, q|k|v] buffer, two sequences."""
-    rng = np.random.default_rng()
     T, hk, hv = 20, 16, 32
     x = ref.random_inputs(rng, T, hk, hv, D, D)
     mixed = np.concatenate([x["q"].reshape(T, -1), x["k"].reshape(T, -1), x["v"].reshape(T, -1)], axis=1)
@@ -136,8 +129,7 @@ def test_qwen35_heads_strided_views():
     assert_close(ht, ht_ref)
 
 
-def test_chunked_numpy_reference_equals_recurrence():
-    rng = np.random.default_rng()
+def test_chunked_numpy_reference_equals_recurrence(rng):
     x = ref.random_inputs(rng, 150, 1, 2, 16, 8)
     cu = np.array([0, 64, 65, 150])
     h0 = rng.standard_normal((3, 2, 16, 8))
@@ -148,8 +140,7 @@ def test_chunked_numpy_reference_equals_recurrence():
     assert ref.chunked_flops(128, 32, 128, 128) > ref.recurrent_flops(128, 32, 128, 128)
 
 
-def test_rejects_bad_arguments():
-    rng = np.random.default_rng()
+def test_rejects_bad_arguments(rng):
     x = ref.random_inputs(rng, 10, HK, HV, 16, 16)
     q, k, v, g, beta = x["q"], x["k"], x["v"], x["g"], x["beta"]
     with pytest.raises(ValueError, match="same shape"):

@@ -18,8 +18,7 @@ def inputs(rng, T, n_seqs=1, dtype=np.float32):
 
 
 @pytest.mark.parametrize("with_state", [False, True])
-def test_prefill_varlen_matches_reference(with_state):
-    rng = np.random.default_rng()
+def test_prefill_varlen_matches_reference(rng, with_state):
     lens = [1, 2, 0, 37, 70]  # shorter than the kernel, empty, more than one token block
     cu = np.concatenate([[0], np.cumsum(lens)])
     x, w, s0 = inputs(rng, int(cu[-1]), len(lens))
@@ -30,8 +29,7 @@ def test_prefill_varlen_matches_reference(with_state):
     np.testing.assert_array_equal(st, st_ref)  # the state is copied inputs, bit for bit
 
 
-def test_prefill_bf16_weight_3d_and_strided_rows():
-    rng = np.random.default_rng()
+def test_prefill_bf16_weight_3d_and_strided_rows(rng):
     x, w, s0 = inputs(rng, 50, dtype=bfloat16)
     wide = np.zeros((50, D + 20), bfloat16)
     wide[:, 7:7 + D] = x
@@ -42,9 +40,8 @@ def test_prefill_bf16_weight_3d_and_strided_rows():
     np.testing.assert_array_equal(st.astype(np.float64), st_ref)
 
 
-def test_decode_steps_continue_prefill():
+def test_decode_steps_continue_prefill(rng):
     """Prefill of T tokens then M single-token updates equals prefill of T + M (outputs and state)."""
-    rng = np.random.default_rng()
     T, M = 5, 4
     x, w, s0 = inputs(rng, T + M, 1)
     y_all, st_all = causal_conv1d(x, w, None, s0)
@@ -55,8 +52,7 @@ def test_decode_steps_continue_prefill():
     np.testing.assert_array_equal(state, st_all)
 
 
-def test_decode_batched_with_state_indices():
-    rng = np.random.default_rng()
+def test_decode_batched_with_state_indices(rng):
     slots, idx = 7, np.array([6, 0, 3])
     x = rng.standard_normal((3, D)).astype(np.float32)
     w = rng.standard_normal((D, K)).astype(np.float32)
@@ -70,8 +66,7 @@ def test_decode_batched_with_state_indices():
     np.testing.assert_array_equal(cache[untouched], before[untouched])
 
 
-def test_rejects_bad_arguments():
-    rng = np.random.default_rng()
+def test_rejects_bad_arguments(rng):
     x, w, s0 = inputs(rng, 6, 1)
     with pytest.raises(ValueError, match="weight"):
         causal_conv1d(x, w[:10], None)

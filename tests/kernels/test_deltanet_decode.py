@@ -19,9 +19,8 @@ def assert_close(got, want, bound=BOUND):
     assert err <= bound * max(1.0, float(np.max(np.abs(want)))), f"max error {err:.3g}"
 
 
-def test_batched_step_with_state_indices():
+def test_batched_step_with_state_indices(rng):
     """Three sequences at different positions share one launch; each reads and writes only its own slot."""
-    rng = np.random.default_rng()
     N, slots, idx = 3, 6, np.array([5, 0, 2])
     x = ref.random_inputs(rng, N, HK, HV, D, D)
     cache = rng.standard_normal((slots, HV, D, D)).astype(np.float32)
@@ -37,9 +36,8 @@ def test_batched_step_with_state_indices():
 
 
 @pytest.mark.parametrize("T, M", [(70, 5), (1, 3)])
-def test_prefill_then_decode_equals_longer_prefill(T, M):
+def test_prefill_then_decode_equals_longer_prefill(rng, T, M):
     """Two sequences of lengths T and T + 7: prefill, then M decode steps with raw gates, equals prefill of all."""
-    rng = np.random.default_rng()
     lens = [T + M, T + 7 + M]
     x = ref.random_inputs(rng, sum(lens), HK, HV, D, D)
     h0 = rng.standard_normal((2, HV, D, D)).astype(np.float32)
@@ -58,9 +56,8 @@ def test_prefill_then_decode_equals_longer_prefill(T, M):
     assert_close(state, ht_all.astype(np.float64))
 
 
-def test_qwen35_heads_and_no_op_gates():
+def test_qwen35_heads_and_no_op_gates(rng):
     """16 key / 32 value heads of 128; beta = 0 and g = 0 leave the state as it was."""
-    rng = np.random.default_rng()
     hk, hv = 16, 32
     x = ref.random_inputs(rng, 2, hk, hv, D, D)
     cache = (rng.standard_normal((2, hv, D, D)) * 0.3).astype(np.float32)
@@ -75,8 +72,7 @@ def test_qwen35_heads_and_no_op_gates():
     np.testing.assert_array_equal(cache, before)
 
 
-def test_strong_decay_stays_finite():
-    rng = np.random.default_rng()
+def test_strong_decay_stays_finite(rng):
     x = ref.random_inputs(rng, 2, HK, HV, D, D)
     cache = rng.standard_normal((2, HV, D, D)).astype(np.float32)
     x["g"][:] = -1e30
@@ -88,8 +84,7 @@ def test_strong_decay_stays_finite():
     assert_close(cache, states)
 
 
-def test_rejects_bad_arguments():
-    rng = np.random.default_rng()
+def test_rejects_bad_arguments(rng):
     x = ref.random_inputs(rng, 2, HK, HV, 16, 16)
     q, k, v, g, beta = x["q"], x["k"], x["v"], x["g"], x["beta"]
     cache = np.zeros((2, HV, 16, 16), np.float32)

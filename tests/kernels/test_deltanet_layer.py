@@ -31,9 +31,8 @@ def assert_close(got, want, bound=2e-5):
     assert err <= bound * max(1.0, float(np.max(np.abs(want)))), f"max error {err:.3g}"
 
 
-def test_prefill_matches_reference_and_continues_from_caches():
+def test_prefill_matches_reference_and_continues_from_caches(rng):
     """Varlen prefill equals the float64 layer; a second prefill from the returned caches equals one long prefill."""
-    rng = np.random.default_rng()
     lens_a, lens_b = np.array([30, 2]), np.array([50, 69])
     x, p = layer_inputs(rng, int((lens_a + lens_b).sum()))
     starts = np.concatenate([[0], np.cumsum(lens_a + lens_b)])
@@ -56,9 +55,8 @@ def test_prefill_matches_reference_and_continues_from_caches():
     assert_close(state_b, state_ref)
 
 
-def test_prefill_then_decode_equals_longer_prefill():
+def test_prefill_then_decode_equals_longer_prefill(rng):
     """Two sequences in cache slots 2 and 0: prefill T, decode M tokens each, equals the prefill of T + M."""
-    rng = np.random.default_rng()
     T, M = (66, 3), 4
     lens = [T[0] + M, T[1] + M]
     x, p = layer_inputs(rng, sum(lens))
@@ -80,7 +78,7 @@ def test_prefill_then_decode_equals_longer_prefill():
     assert not conv_cache[1].any() and not state_cache[1].any()
 
 
-def test_split_qkv_views_and_errors():
+def test_split_qkv_views_and_errors(rng):
     y = np.arange(3 * CONV_DIM, dtype=np.float32).reshape(3, CONV_DIM)
     q, k, v = split_qkv(y, HK, HV, D)
     assert q.shape == k.shape == (3, HK, D) and v.shape == (3, HV, D)
@@ -88,16 +86,15 @@ def test_split_qkv_views_and_errors():
     assert k[1, 0, 0] == y[1, HK * D] and v[2, 1, 3] == y[2, 2 * HK * D + D + 3]
     with pytest.raises(ValueError, match="key heads"):
         split_qkv(y, 3, HV, D)
-    x, p = layer_inputs(np.random.default_rng(), 4)
+    x, p = layer_inputs(rng, 4)
     with pytest.raises(ValueError, match="z"):
         gated_deltanet_prefill(**{**x, "z": x["z"][:2]}, **p)
     with pytest.raises(ValueError, match="float32, float16 or bfloat16"):
         gated_deltanet_prefill(**{**x, "mixed_qkv": x["mixed_qkv"].astype(np.float64)}, **p)
 
 
-def test_reference_layer_is_the_composition():
+def test_reference_layer_is_the_composition(rng):
     """The float64 layer reference is conv -> split -> gates -> recurrence -> gated norm (sanity of the oracle)."""
-    rng = np.random.default_rng()
     x, p = layer_inputs(rng, 9)
     out, _, _ = gated_deltanet_reference(**x, **p)
     y, _ = ref.conv1d_ref(x["mixed_qkv"], p["conv_weight"])

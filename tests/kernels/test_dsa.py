@@ -14,9 +14,8 @@ PREFIX, K = 5, 16
 
 
 @pytest.fixture(scope="module")
-def prefill():
-    rng = np.random.default_rng()
-    a = dsa.make_inputs(rng, T, S, H, HKV, D, HI, DI, np.float32)
+def prefill(module_rng):
+    a = dsa.make_inputs(module_rng, T, S, H, HKV, D, HI, DI, np.float32)
     a["out"], a["idx"] = dsa.dsa_prefill(a["q"], a["k"], a["v"], a["q_index"], a["weights"], a["k_index"], K,
                                          prefix_len=PREFIX)
     return a
@@ -42,8 +41,7 @@ def test_topk_order_prefix_and_counts(prefill):
     assert np.array_equal(a["idx"], idx)  # dsa_prefill selected the same tokens on the device
 
 
-def test_topk_ties_go_to_the_lower_index():
-    rng = np.random.default_rng()
+def test_topk_ties_go_to_the_lower_index(rng):
     scores = rng.integers(0, 4, (5, 40)).astype(np.float32)  # many exact ties
     scores[:, 30:] = -np.inf
     idx, counts = dsa.dsa_topk(scores, K)  # rows at positions 35..39, only the first 30 columns finite
@@ -54,8 +52,7 @@ def test_topk_ties_go_to_the_lower_index():
     assert (counts == K).all()
 
 
-def test_topk_2048_over_long_rows():
-    rng = np.random.default_rng()
+def test_topk_2048_over_long_rows(rng):
     scores = rng.standard_normal((3, 3001)).astype(np.float32)
     idx, counts = dsa.dsa_topk(scores, 2048)
     ref = dsa.dsa_topk_reference(scores, 2048)
@@ -68,8 +65,7 @@ def test_prefill_equals_dense_attention_on_selected(prefill):
     np.testing.assert_allclose(a["out"], ref, rtol=1e-5, atol=1e-5)
 
 
-def test_block_selection_prefill():
-    rng = np.random.default_rng()
+def test_block_selection_prefill(rng):
     a = dsa.make_inputs(rng, T, 150, H, HKV, D, HI, DI, np.float32)
     scores = dsa.lightning_indexer(a["q_index"], a["weights"], a["k_index"], prefix_len=PREFIX, block_size=64)
     ref_scores = dsa.lightning_indexer_reference(a["q_index"], a["weights"], a["k_index"], prefix_len=PREFIX,
@@ -83,8 +79,7 @@ def test_block_selection_prefill():
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
 
 
-def test_decode_mixed_lengths_equals_dense_on_selected():
-    rng = np.random.default_rng()
+def test_decode_mixed_lengths_equals_dense_on_selected(rng):
     lens = np.array([83, 1, 40, 17], np.int32)
     a = dsa.make_inputs(rng, None, S, H, HKV, D, HI, DI, np.float32, batch=lens.size)
     out, idx = dsa.dsa_decode(a["q"], a["k"], a["v"], lens, a["q_index"], a["weights"], a["k_index"], K,

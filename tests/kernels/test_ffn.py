@@ -8,19 +8,17 @@ from kernels.ffn import ffn_bound, swiglu, swiglu_bound, swiglu_ffn, swiglu_ffn_
 from kernels.gemm import TOLERANCE, gemm
 from kernels.registry import check
 
-rng = np.random.default_rng()
 
-
-def rand(shape, dtype, scale=1.0):
+def rand(rng, shape, dtype, scale=1.0):
     return (rng.standard_normal(shape) * scale + 0.05).astype(dtype)
 
 
-def test_swiglu_ffn_fp32_masked_tails_and_transposed_weights():
+def test_swiglu_ffn_fp32_masked_tails_and_transposed_weights(rng):
     # 37 x 200 -> 72: tails in M, N and K for the default 16 x 64 x 64 tiles; [out, in] weights passed as .T views
     M, H, inter = 37, 200, 72
-    x = rand((M, H), np.float32)
-    wg, wu = rand((inter, H), np.float32, 0.1).T, rand((inter, H), np.float32, 0.1).T
-    wd = rand((H, inter), np.float32, 0.1).T
+    x = rand(rng, (M, H), np.float32)
+    wg, wu = rand(rng, (inter, H), np.float32, 0.1).T, rand(rng, (inter, H), np.float32, 0.1).T
+    wd = rand(rng, (H, inter), np.float32, 0.1).T
     h = swiglu(x, wg, wu)
     assert np.all(np.abs(h - swiglu_reference(x, wg, wu)) <= swiglu_bound(x, wg, wu))
     y = swiglu_ffn(x, wg, wu, wd)
@@ -28,10 +26,11 @@ def test_swiglu_ffn_fp32_masked_tails_and_transposed_weights():
     assert np.all(np.abs(y - swiglu_ffn_reference(x, wg, wu, wd)) <= ffn_bound(x, wg, wu, wd))
 
 
-def test_swiglu_epilogue_saturates_cleanly():
+def test_swiglu_epilogue_saturates_cleanly(rng):
     # large |gate| values: silu(g) -> 0 for g << 0 and -> g for g >> 0, no inf/nan from exp(-g)
-    x = rand((37, 200), np.float32, 30.0)
-    wg, wu = rand((72, 200), np.float32, 1.0).T, rand((72, 200), np.float32, 0.1).T  # same layout: no new compile
+    x = rand(rng, (37, 200), np.float32, 30.0)
+    # same layout: no new compile
+    wg, wu = rand(rng, (72, 200), np.float32, 1.0).T, rand(rng, (72, 200), np.float32, 0.1).T
     h = swiglu(x, wg, wu)
     assert np.all(np.isfinite(h))
     assert np.all(np.abs(h - swiglu_reference(x, wg, wu)) <= swiglu_bound(x, wg, wu))
@@ -39,12 +38,12 @@ def test_swiglu_epilogue_saturates_cleanly():
 
 
 @pytest.mark.parametrize("dtype", [np.float16, BF16])
-def test_swiglu_ffn_qwen_hidden_half_precision(dtype):
+def test_swiglu_ffn_qwen_hidden_half_precision(rng, dtype):
     # Qwen3.5 hidden size 2048, a reduced intermediate size, 13 tokens (a masked M tail)
     M, H, inter = 13, 2048, 384
-    x = rand((M, H), dtype)
-    wg, wu = rand((H, inter), dtype, 0.03), rand((H, inter), dtype, 0.03)
-    wd = rand((inter, H), dtype, 0.05)
+    x = rand(rng, (M, H), dtype)
+    wg, wu = rand(rng, (H, inter), dtype, 0.03), rand(rng, (H, inter), dtype, 0.03)
+    wd = rand(rng, (inter, H), dtype, 0.05)
     rtol, atol = TOLERANCE[np.dtype(dtype)]
     h = swiglu(x, wg, wu)
     assert h.dtype == dtype
@@ -69,15 +68,15 @@ def test_registered_ffn_cases_match():
         assert check(case, case.run(), case.reference()), case.op
 
 
-def test_ffn_rejects_bad_inputs():
-    x = rand((4, 32), np.float16)
-    w = rand((32, 16), np.float16)
+def test_ffn_rejects_bad_inputs(rng):
+    x = rand(rng, (4, 32), np.float16)
+    w = rand(rng, (32, 16), np.float16)
     with pytest.raises(ValueError, match="dtype"):
         swiglu(x, w.astype(np.float32), w)
     with pytest.raises(ValueError, match="w_gate and w_up"):
-        swiglu(x, w, rand((32, 8), np.float16))
+        swiglu(x, w, rand(rng, (32, 8), np.float16))
     with pytest.raises(ValueError, match="w_down"):
-        swiglu_ffn(x, w, w, rand((8, 32), np.float16))
+        swiglu_ffn(x, w, w, rand(rng, (8, 32), np.float16))
     with pytest.raises(ValueError, match="2-D"):
         swiglu(x[None], w, w)
     with pytest.raises(ValueError, match="float32, float16 or bfloat16"):

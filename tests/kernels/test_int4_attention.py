@@ -20,8 +20,7 @@ def codes_reference(q, k, v, causal, block):
     return ia.int4_scores_attention_reference(qc, qs, kc, ks, v, causal=causal, block_m=block, block_n=block)
 
 
-def test_quantiser_matches_numpy():
-    rng = np.random.default_rng()
+def test_quantiser_matches_numpy(rng):
     q, k, _ = ia.make_inputs(rng, T, S, H, HKV, D, np.float16, outliers=True)
     codes, scales, mean = ia.quantize_int4_blocks(q, 64, pre_scale=0.3)
     ref_codes, ref_scales = ia.quantize_int4_blocks_reference(q, 64, pre_scale=0.3)
@@ -41,8 +40,7 @@ def test_quantiser_matches_numpy():
     (True, 77, 77, 16, 2, 64, np.float16, True, True, 64),
     (True, 33, 100, 4, 2, 128, BF16, False, False, 16),
 ])
-def test_attention_equals_dequantised_reference(fused, t, s, h, hkv, d, dtype, causal, outliers, block):
-    rng = np.random.default_rng()
+def test_attention_equals_dequantised_reference(rng, fused, t, s, h, hkv, d, dtype, causal, outliers, block):
     q, k, v = ia.make_inputs(rng, t, s, h, hkv, d, dtype, outliers)
     out = ia.int4_attention(q, k, v, causal=causal, q_block=block, k_block=block, fused=fused)
     assert out.dtype == np.dtype(dtype) and out.shape == q.shape
@@ -51,16 +49,14 @@ def test_attention_equals_dequantised_reference(fused, t, s, h, hkv, d, dtype, c
 
 
 @pytest.mark.parametrize("causal", [True, False])
-def test_chunks_of_query_rows_change_nothing(causal):
-    rng = np.random.default_rng()
+def test_chunks_of_query_rows_change_nothing(rng, causal):
     q, k, v = ia.make_inputs(rng, T, S, H, HKV, D, np.float16)
     whole = ia.int4_attention(q, k, v, causal=causal)
     for chunk in (16, 5, 1):  # a tile fraction, not dividing T, one row
         assert np.array_equal(ia.int4_attention(q, k, v, causal=causal, chunk_rows=chunk), whole)
 
 
-def test_default_path_launches_int4_softmax():
-    rng = np.random.default_rng()
+def test_default_path_launches_int4_softmax(rng):
     q, k, v = ia.make_inputs(rng, T, S, H, HKV, D, np.float16)
     with simulator.profile() as prof:
         ia.int4_attention(q, k, v, chunk_rows=32)
@@ -69,8 +65,7 @@ def test_default_path_launches_int4_softmax():
 
 
 @pytest.mark.parametrize("fused", [False, True])
-def test_error_against_fp32_attention_and_smoothing(fused):
-    rng = np.random.default_rng()
+def test_error_against_fp32_attention_and_smoothing(rng, fused):
     errors = {}
     for outliers in (False, True):
         q, k, v = ia.make_inputs(rng, T, S, H, HKV, D, np.float16, outliers=outliers)
@@ -84,8 +79,7 @@ def test_error_against_fp32_attention_and_smoothing(fused):
     assert errors[False] < 0.3 and errors[True] < 0.8 and errors[True] < err_unsmoothed
 
 
-def test_rejects_bad_inputs():
-    rng = np.random.default_rng()
+def test_rejects_bad_inputs(rng):
     q, k, v = ia.make_inputs(rng, 8, 8, 4, 2, 32, np.float16)
     with pytest.raises(ValueError, match="float16"):
         ia.int4_attention(q.astype(np.float32), k, v)

@@ -16,8 +16,6 @@ from kernels.int4_softmax import (
 )
 from kernels.registry import check
 
-rng = np.random.default_rng()
-
 
 def assert_probs(got, ref, lengths=None):
     rtol, atol = TOLERANCE[got.dtype]
@@ -38,7 +36,7 @@ def assert_codes(codes, pscale, ref_probs, ref_pscale, n_cols):
         assert np.all(codes[:, -1] >> 4 == 0)  # the padding nibble stays zero
 
 
-def test_quantize_logits_round_trip():
+def test_quantize_logits_round_trip(rng):
     x = (rng.standard_normal((4, 100)) * 50 + 1e4).astype(np.float32)  # groups far from 0: integer zeros cope
     codes, scales, zeros = quantize_logits_int4(x, 32)
     assert codes.shape == (4, 50) and scales.shape == zeros.shape == (4, 4)
@@ -49,7 +47,7 @@ def test_quantize_logits_round_trip():
 
 
 @pytest.mark.parametrize("scale", [1e4, 3.0])
-def test_large_logits_long_rows_fp32_with_codes(scale):
+def test_large_logits_long_rows_fp32_with_codes(rng, scale):
     # 1301 columns = 651 bytes: longer than the 512-byte block, odd (half-used last byte), 64-wide groups
     R, C, G = 6, 1301, 64
     x = (rng.uniform(-1, 1, (R, C)) * scale).astype(np.float32)
@@ -65,7 +63,7 @@ def test_large_logits_long_rows_fp32_with_codes(scale):
     assert np.abs(unpack_nibbles(pcodes, C).astype(int) - unpack_nibbles(ref_codes, C)).max() <= 1
 
 
-def test_fp16_output_short_groups():
+def test_fp16_output_short_groups(rng):
     R, C, G = 9, 77, 32
     x = (rng.standard_normal((R, C)) * 4).astype(np.float32)
     codes, scales, zeros = quantize_logits_int4(x, G)
@@ -74,7 +72,7 @@ def test_fp16_output_short_groups():
     assert_probs(probs, int4_softmax_reference(codes, scales, zeros, C, G, out_dtype=np.float16))
 
 
-def test_rows_of_length_one():
+def test_rows_of_length_one(rng):
     x = (rng.standard_normal((5, 1)) * 1e4).astype(np.float32)
     codes, scales, zeros = quantize_logits_int4(x, 32)
     probs, pcodes, pscale = int4_softmax(codes, scales, zeros, 1, 32, return_codes=True)
@@ -82,7 +80,7 @@ def test_rows_of_length_one():
     assert np.array_equal(pcodes, np.full((5, 1), 15, np.uint8)) and np.allclose(pscale, 1 / 15)
 
 
-def int32_scores(R, C, G, logit_range):
+def int32_scores(rng, R, C, G, logit_range):
     """int32 codes like Q·Kᵀ dots (never all zero) and per-group scales mapping them to about +-logit_range."""
     codes = rng.integers(-6000, 6000, size=(R, C), dtype=np.int32)
     scales = (rng.uniform(0.5, 1.0, size=(R, -(-C // G))) * logit_range / 6000).astype(np.float32)
@@ -90,10 +88,10 @@ def int32_scores(R, C, G, logit_range):
 
 
 @pytest.mark.parametrize("out_dtype", [np.float32, np.float16, BF16])
-def test_int32_codes_with_row_lengths(out_dtype):
+def test_int32_codes_with_row_lengths(rng, out_dtype):
     # 1301 columns: longer than the 1024-column block; lengths 1, in the first block, past it, and the full row
     R, C, G = 8, 1301, 16
-    codes, scales = int32_scores(R, C, G, 30.0)
+    codes, scales = int32_scores(rng, R, C, G, 30.0)
     lengths = np.array([1, 2, 17, 1024, 1025, 1300, C, rng.integers(1, C)], np.int32)
     probs = int4_softmax(codes, scales, None, C, G, out_dtype=out_dtype, lengths=lengths)
     ref = int4_softmax_reference(codes, scales, None, C, G, out_dtype=np.float64, lengths=lengths)
@@ -101,9 +99,9 @@ def test_int32_codes_with_row_lengths(out_dtype):
     assert_probs(probs, ref, lengths)
 
 
-def test_int32_codes_large_logits_constant_rows_zero_points_and_codes():
+def test_int32_codes_large_logits_constant_rows_zero_points_and_codes(rng):
     R, C, G = 6, 301, 32
-    codes, scales = int32_scores(R, C, G, 1e4)  # logits +-1e4: exp of anything but the max underflows
+    codes, scales = int32_scores(rng, R, C, G, 1e4)  # logits +-1e4: exp of anything but the max underflows
     zeros = rng.integers(-100, 100, size=scales.shape, dtype=np.int32)
     codes[1:3], zeros[1:3], scales[1:3] = 123, -5, 0.75  # constant rows: full length, and cut at 200
     codes[3] //= 2  # one logit of 1e4 in the middle of a row, the rest below 5e3
@@ -126,7 +124,7 @@ def test_registered_case():
         assert check(case, case.run(), case.reference()), case.op
 
 
-def test_rejects_bad_inputs():
+def test_rejects_bad_inputs(rng):
     codes, scales, zeros = quantize_logits_int4(rng.standard_normal((3, 40)).astype(np.float32), 32)
     with pytest.raises(ValueError, match="codes must be"):
         int4_softmax(codes, scales, zeros, 41, 32)

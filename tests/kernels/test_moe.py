@@ -10,8 +10,7 @@ M, HIDDEN, E, INTER, SHARED = 37, 96, 12, 40, 24  # 37 tokens: partial blocks ev
 
 
 @pytest.mark.parametrize("k", [2, 8, 10])
-def test_router_topk_renormalised_and_shared_gate(k):
-    rng = np.random.default_rng()
+def test_router_topk_renormalised_and_shared_gate(rng, k):
     a = moe.make_moe_inputs(rng, M, HIDDEN, E, INTER, SHARED, np.float16)
     w, ids, gate = moe.moe_router(a["x"], a["w_router"], k, a["w_shared_gate"])
     rw, rids, rgate = moe.moe_router_reference(a["x"], a["w_router"], k, a["w_shared_gate"])
@@ -21,8 +20,7 @@ def test_router_topk_renormalised_and_shared_gate(k):
     np.testing.assert_allclose(gate, rgate, rtol=1e-5, atol=1e-6)
 
 
-def test_router_ties_go_to_the_lower_expert():
-    rng = np.random.default_rng()
+def test_router_ties_go_to_the_lower_expert(rng):
     a = moe.make_moe_inputs(rng, M, HIDDEN, E, INTER, SHARED, np.float16)
     wr = a["w_router"].copy()
     wr[7] = wr[2]  # experts 2 and 7, and 4 and 9, always tie exactly
@@ -36,8 +34,7 @@ def test_router_ties_go_to_the_lower_expert():
             assert high not in pos or pos.get(low, 99) < pos[high]
 
 
-def test_align_segments_as_sets_and_scatter():
-    rng = np.random.default_rng()
+def test_align_segments_as_sets_and_scatter(rng):
     k, bm = 8, 16
     ids = np.stack([rng.permutation(E)[:k] for _ in range(M)]).astype(np.int32)
     ids[:5] = np.arange(k)  # a crowded expert set too
@@ -62,9 +59,8 @@ def test_align_segments_as_sets_and_scatter():
 
 
 @pytest.mark.parametrize("shared", [True, False])
-def test_moe_equals_per_token_loop(shared):
+def test_moe_equals_per_token_loop(rng, shared):
     """fp16 here; the bf16 block runs in `python -m kernels` (one more set of compiles than this file can afford)."""
-    rng = np.random.default_rng()
     a = moe.make_moe_inputs(rng, M, HIDDEN, E, INTER, SHARED, np.float16)
     extra = {n: a[n] for n in ("shared_w1", "shared_w2", "w_shared_gate")} if shared else {}
     out = moe.moe_forward(a["x"], a["w_router"], a["w1"], a["w2"], 10, **extra)
@@ -76,8 +72,7 @@ def test_moe_equals_per_token_loop(shared):
     np.testing.assert_allclose(out.astype(np.float64), ref, rtol=2e-3, atol=2e-3)
 
 
-def test_rejects_bad_inputs():
-    rng = np.random.default_rng()
+def test_rejects_bad_inputs(rng):
     a = moe.make_moe_inputs(rng, 4, 32, 4, 16, 16, np.float16)
     with pytest.raises(ValueError, match="top-k"):
         moe.moe_router(a["x"], a["w_router"], 3)

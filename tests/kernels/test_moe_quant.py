@@ -13,8 +13,7 @@ M, HIDDEN, E, K, INTER = 21, 64, 6, 2, 32
 
 
 @pytest.mark.parametrize("fmt", ["int4", "mxfp4"])
-def test_quantised_experts_equal_per_token_loop(fmt):
-    rng = np.random.default_rng()
+def test_quantised_experts_equal_per_token_loop(rng, fmt):
     a = moe.make_moe_inputs(rng, M, HIDDEN, E, INTER, INTER, np.float16)
     if fmt == "int4":
         w1 = [Int4Weight.from_float(w.T.astype(np.float32), 32) for w in a["w1"]]
@@ -31,8 +30,7 @@ def test_quantised_experts_equal_per_token_loop(fmt):
     np.testing.assert_allclose(out.astype(np.float64), ref, rtol=3e-3, atol=3e-3)
 
 
-def test_rejects_mixed_or_wrong_experts():
-    rng = np.random.default_rng()
+def test_rejects_mixed_or_wrong_experts(rng):
     a = moe.make_moe_inputs(rng, 4, HIDDEN, E, INTER, INTER, np.float16)
     mx = MXFP4Experts.from_float(a["w1"].astype(np.float32), capacity=E)
     with pytest.raises(ValueError, match="same kind|w2"):

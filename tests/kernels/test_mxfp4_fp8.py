@@ -15,18 +15,17 @@ from kernels.mxfp4_fp8 import (
 from kernels.quant import quantize_fp8, quantize_mxfp4
 from kernels.registry import check
 
-rng = np.random.default_rng()
 E, N, K = 6, 40, 96  # N = 40: a masked tail in 16-row conversion tiles and 64-column GEMM tiles
 
 
-def make_experts(capacity=3, spread=8):
+def make_experts(rng, capacity=3, spread=8):
     w = rng.standard_normal((E, N, K)).astype(np.float32) * np.exp2(rng.integers(-spread, 1, size=(E, N, K // 32, 1))
                                                                     ).repeat(32, -1).reshape(E, N, K)
     return MXFP4Experts.from_float(w, capacity=capacity), w
 
 
-def test_conversion_is_bitwise_the_reference_and_lossless():
-    experts, _ = make_experts()
+def test_conversion_is_bitwise_the_reference_and_lossless(rng):
+    experts, _ = make_experts(rng)
     slots = experts.load([4, 1])
     assert slots.tolist() == [0, 1]
     for e, s in zip([4, 1], slots, strict=True):
@@ -37,7 +36,7 @@ def test_conversion_is_bitwise_the_reference_and_lossless():
         assert np.array_equal(experts.workspace[s].astype(np.float32) * scale[:, None], experts.dequantize(e))
 
 
-def test_conversion_rounds_blocks_far_below_the_row_max():
+def test_conversion_rounds_blocks_far_below_the_row_max(rng):
     blocks, scales = quantize_mxfp4(rng.standard_normal((1, N, K)).astype(np.float32))
     scales[0, :, 1] = scales[0, :, 0] - 16  # 16 binades down: E4M3 subnormals, some codes round
     scales[0, :, 2] = 3  # ~2^-124: everything flushes to (signed) zero
@@ -51,8 +50,8 @@ def test_conversion_rounds_blocks_far_below_the_row_max():
     assert np.all(got[:, 64:] == 0)
 
 
-def test_workspace_reuse_and_lru_eviction():
-    experts, _ = make_experts(capacity=3)
+def test_workspace_reuse_and_lru_eviction(rng):
+    experts, _ = make_experts(rng, capacity=3)
     experts.load([0, 1, 2])
     assert experts.conversions == 3
     assert experts.load([2, 0]).tolist() == [2, 0] and experts.conversions == 3  # resident: no conversion
@@ -69,7 +68,7 @@ def test_workspace_reuse_and_lru_eviction():
     assert report["saved_bytes"] == report["fp8_all_bytes"] - report["mxfp4_bytes"] - report["workspace_bytes"]
 
 
-def test_quantize_rows_fp8_matches_numpy():
+def test_quantize_rows_fp8_matches_numpy(rng):
     x = (rng.standard_normal((9, 1300)) * np.exp2(rng.integers(-6, 6, size=(9, 1)))).astype(BF16)  # > one block
     x[3] = 0
     q, s = quantize_rows_fp8(x)
@@ -78,8 +77,8 @@ def test_quantize_rows_fp8_matches_numpy():
     assert np.array_equal(q.view(np.uint8), q_ref.view(np.uint8))
 
 
-def test_grouped_fp8_gemm_matches_reference():
-    experts, w = make_experts(capacity=4)
+def test_grouped_fp8_gemm_matches_reference(rng):
+    experts, w = make_experts(rng, capacity=4)
     T = 37
     x = rng.standard_normal((T, K)).astype(BF16)
     ids, offs = np.array([3, 0, 5, 2]), np.array([1, 18, 18, 35, 36])  # an empty group, rows 0 and 36 unrouted
@@ -106,8 +105,8 @@ def test_registered_moe_case_and_memory_saving():
     assert case.notes["saved_fraction"] > 0.35  # 64 experts, 4 workspace slots: ~0.41 below all-FP8
 
 
-def test_moe_gemm_rejects_bad_inputs():
-    experts, _ = make_experts()
+def test_moe_gemm_rejects_bad_inputs(rng):
+    experts, _ = make_experts(rng)
     x = rng.standard_normal((4, K)).astype(np.float16)
     with pytest.raises(ValueError, match="offsets"):
         mxfp4_moe_gemm(x, experts, np.array([0]), np.array([0, 5]))

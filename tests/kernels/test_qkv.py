@@ -12,11 +12,10 @@ from kernels._common import BF16, tolerance
 from kernels.qkv import qkv_prologue, qkv_prologue_reference
 from kernels.rope import rope_cos_sin_table
 
-rng = np.random.default_rng()
 CONFIGS = qkv_module.AUTOTUNE_CONFIGS
 
 
-def rand(shape, dtype, scale=1.0, offset=0.1):
+def rand(rng, shape, dtype, scale=1.0, offset=0.1):
     return (rng.standard_normal(shape) * scale + offset).astype(dtype)
 
 
@@ -26,11 +25,11 @@ def assert_close(got, ref):
     np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), rtol=rtol, atol=atol)
 
 
-def make_problem(tokens, n_q, n_kv, head_dim, dtype, num_blocks=4, block_size=16):
-    qkv = rand((tokens, (2 * n_q + 2 * n_kv) * head_dim), dtype, scale=2.0)
-    qw = rand((head_dim,), np.float32, scale=0.2, offset=0.0)
-    kw = rand((head_dim,), np.float32, scale=0.2, offset=0.0)
-    cache = rand((2, num_blocks, block_size, n_kv, head_dim), dtype)
+def make_problem(rng, tokens, n_q, n_kv, head_dim, dtype, num_blocks=4, block_size=16):
+    qkv = rand(rng, (tokens, (2 * n_q + 2 * n_kv) * head_dim), dtype, scale=2.0)
+    qw = rand(rng, (head_dim,), np.float32, scale=0.2, offset=0.0)
+    kw = rand(rng, (head_dim,), np.float32, scale=0.2, offset=0.0)
+    cache = rand(rng, (2, num_blocks, block_size, n_kv, head_dim), dtype)
     slots = rng.permutation(num_blocks * block_size)[:tokens].astype(np.int32)
     slots[1::4] = -1  # padding tokens: no cache write
     return qkv, qw, kw, cache, slots
@@ -54,16 +53,16 @@ def check(qkv, qw, kw, cache, slots, positions, **kw_args):
     return q, got_cache
 
 
-def test_qwen35_shapes_bf16_in_kernel_rope():
-    qkv, qw, kw, cache, slots = make_problem(9, 16, 2, 256, BF16)
+def test_qwen35_shapes_bf16_in_kernel_rope(rng):
+    qkv, qw, kw, cache, slots = make_problem(rng, 9, 16, 2, 256, BF16)
     positions = rng.integers(0, 262144, 9)
     check(qkv, qw, kw, cache, slots, positions, rotary_dim=64)
 
 
-def test_qwen35_shapes_fp32_table_matches_unfused_ops():
+def test_qwen35_shapes_fp32_table_matches_unfused_ops(rng):
     from kernels import norm, rope
 
-    qkv, qw, kw, cache, slots = make_problem(9, 16, 2, 256, np.float32)
+    qkv, qw, kw, cache, slots = make_problem(rng, 9, 16, 2, 256, np.float32)
     positions = rng.integers(0, 4096, 9)
     table = rope_cos_sin_table(4096, 64)
     # 4 heads per program: the last block holds the 2 KV heads and 2 masked rows
@@ -74,16 +73,16 @@ def test_qwen35_shapes_fp32_table_matches_unfused_ops():
     np.testing.assert_allclose(q, unfused, rtol=1e-5, atol=1e-6)
 
 
-def test_gptj_mrope_odd_shapes_fp16():
+def test_gptj_mrope_odd_shapes_fp16(rng):
     # D not a power of two, 6 query heads over 3 KV heads, mRoPE with (t, h, w) positions, one head per program
-    qkv, qw, kw, cache, slots = make_problem(7, 6, 3, 80, np.float16, num_blocks=3, block_size=4)
+    qkv, qw, kw, cache, slots = make_problem(rng, 7, 6, 3, 80, np.float16, num_blocks=3, block_size=4)
     thw = np.stack([rng.integers(0, 9, 7), rng.integers(0, 30, 7), rng.integers(0, 30, 7)])
     check(qkv, qw, kw, cache, slots, thw, rotary_dim=32, neox=False, theta=1e4, mrope_section=(6, 5, 5),
           config=CONFIGS[1])
 
 
-def test_rejects_bad_arguments():
-    qkv, qw, kw, cache, slots = make_problem(4, 4, 2, 64, np.float32)
+def test_rejects_bad_arguments(rng):
+    qkv, qw, kw, cache, slots = make_problem(rng, 4, 4, 2, 64, np.float32)
     pos = np.arange(4)
     with pytest.raises(ValueError, match="kv_cache"):
         qkv_prologue(qkv, qw, kw, pos, cache.astype(np.float16), slots)

@@ -22,8 +22,6 @@ from kernels.quant import (
     unpack_zeros,
 )
 
-rng = np.random.default_rng()
-
 
 def test_awq_and_gptq_bit_positions():
     q = np.zeros((8, 8), np.uint8)
@@ -38,7 +36,7 @@ def test_awq_and_gptq_bit_positions():
 
 
 @pytest.mark.parametrize("order", ["awq", "gptq"])
-def test_pack_unpack_round_trip(order):
+def test_pack_unpack_round_trip(rng, order):
     q = rng.integers(0, 16, size=(64, 48), dtype=np.uint8)
     packed = pack_int4(q, order)
     assert packed.dtype == np.int32 and packed.shape == ((64, 6) if order == "awq" else (8, 48))
@@ -48,7 +46,7 @@ def test_pack_unpack_round_trip(order):
 
 
 @pytest.mark.parametrize("group_size", [32, 64, 128])
-def test_quantize_int4_asymmetric_follows_awq_formula(group_size):
+def test_quantize_int4_asymmetric_follows_awq_formula(rng, group_size):
     w = rng.standard_normal((256, 24)).astype(np.float32) + 0.3
     q, z, s = quantize_int4(w, group_size)
     g = w.reshape(-1, group_size, 24)
@@ -61,7 +59,7 @@ def test_quantize_int4_asymmetric_follows_awq_formula(group_size):
     assert np.all(np.abs(deq - g) <= 1.0 * s32[:, None] + 1e-6)  # half a step, plus z's own rounding
 
 
-def test_quantize_int4_symmetric_and_round_toward_zero():
+def test_quantize_int4_symmetric_and_round_toward_zero(rng):
     w = rng.standard_normal((64, 16)).astype(np.float32)
     q, z, s = quantize_int4(w, 32, symmetric=True)
     assert np.all(z == 8)
@@ -76,7 +74,7 @@ def test_quantize_int4_symmetric_and_round_toward_zero():
         quantize_int4(w, 32, rounding="up")
 
 
-def test_int4_weight_gptq_v1_stores_zero_minus_one():
+def test_int4_weight_gptq_v1_stores_zero_minus_one(rng):
     w = rng.standard_normal((128, 32)).astype(np.float32)
     v1 = Int4Weight.from_float(w, 64, "gptq", gptq_v1=True)
     v2 = Int4Weight.from_float(w, 64, "gptq")
@@ -104,7 +102,7 @@ def test_e2m1_table_and_rounding():
     assert E2M1_VALUES[e2m1_round(x)].tolist() == [0, 1, 1, 2, 2, 4, 4, 6, -4, 0.5, 3]
 
 
-def test_mxfp4_quantize_layout_and_error():
+def test_mxfp4_quantize_layout_and_error(rng):
     w = rng.standard_normal((3, 5, 96)).astype(np.float32) * np.exp2(rng.integers(-20, 20, size=(3, 5, 1)))
     blocks, scales = quantize_mxfp4(w)
     assert blocks.shape == (3, 5, 3, 16) and scales.shape == (3, 5, 3) and blocks.dtype == scales.dtype == np.uint8
@@ -121,7 +119,7 @@ def test_mxfp4_quantize_layout_and_error():
 
 
 @pytest.mark.parametrize("fmt", ["e4m3", "e5m2"])
-def test_fp8_tables_match_definition_and_ml_dtypes(fmt):
+def test_fp8_tables_match_definition_and_ml_dtypes(rng, fmt):
     table = fp8_decode_table(fmt)
     via_ml = np.arange(256, dtype=np.uint8).view({"e4m3": ml_dtypes.float8_e4m3fn,
                                                   "e5m2": ml_dtypes.float8_e5m2}[fmt]).astype(np.float32)

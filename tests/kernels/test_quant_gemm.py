@@ -10,8 +10,6 @@ from kernels.quant import Int4Weight
 from kernels.quant_gemm import w4a16_bound, w4a16_gemm, w4a16_reference, weight_bytes
 from kernels.registry import check
 
-rng = np.random.default_rng()
-
 
 @pytest.mark.parametrize("order, dtype, group_size, symmetric, rounding, gptq_v1, out_dtype", [
     ("awq", np.float16, 128, False, "rne", False, np.float32),
@@ -19,7 +17,7 @@ rng = np.random.default_rng()
     ("gptq", np.float16, 64, False, "rne", True, np.float32),  # v1 checkpoint: stored zeros are z - 1
     ("gptq", BF16, 128, True, "rne", False, np.float32),
 ])
-def test_w4a16_matches_exact_dequant(order, dtype, group_size, symmetric, rounding, gptq_v1, out_dtype):
+def test_w4a16_matches_exact_dequant(rng, order, dtype, group_size, symmetric, rounding, gptq_v1, out_dtype):
     # M = 19 and N = 200 leave masked tails in 16 x 64 tiles; K spans several groups
     M, K, N = 19, 256, 200
     x = rng.standard_normal((M, K)).astype(dtype)
@@ -35,14 +33,25 @@ def test_w4a16_matches_exact_dequant(order, dtype, group_size, symmetric, roundi
         assert np.abs(out - exact).max() > 10 * w4a16_bound(x, w, want).max()
 
 
-def test_w4a16_packing_orders_agree():
+def test_w4a16_packing_orders_agree(rng):
+    """AWQ, GPTQ and GPTQ-v1 packings of one quantised weight: each GEMM meets the reference of the exactly
+    dequantised weight, and since only the layout differs, all three give the same bits."""
     x = rng.standard_normal((19, 256)).astype(np.float16)
     w32 = rng.standard_normal((256, 200)).astype(np.float32)
-    awq = w4a16_gemm(x, Int4Weight.from_float(w32, 128, "awq"), np.float32)
-    gptq = w4a16_gemm(x, Int4Weight.from_float(w32, 64, "gptq", gptq_v1=True), np.float32)
-    awq64 = Int4Weight.from_float(w32, 64, "awq")
-    assert np.array_equal(Int4Weight.from_float(w32, 64, "gptq").dequantize(), awq64.dequantize())
-    assert awq.shape == gptq.shape and np.abs(awq - gptq).max() > 0  # different group sizes: different results
+    weights = [Int4Weight.from_float(w32, 64, order, gptq_v1=v1) for order, v1 in
+               (("awq", False), ("gptq", False), ("gptq", True))]
+    ref = w4a16_reference(x, weights[0], np.float32)
+    bound = w4a16_bound(x, weights[0], np.float32)
+    outs = []
+    for w in weights:
+        assert np.array_equal(w.dequantize(), weights[0].dequantize())
+        outs.append(w4a16_gemm(x, w, np.float32))
+        assert np.all(np.abs(outs[-1] - ref) <= bound), w.order
+    assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], outs[2])
+    awq128 = Int4Weight.from_float(w32, 128, "awq")  # another group size: other values, its own reference
+    out128 = w4a16_gemm(x, awq128, np.float32)
+    assert np.all(np.abs(out128 - w4a16_reference(x, awq128, np.float32)) <= w4a16_bound(x, awq128, np.float32))
+    assert np.abs(out128 - outs[0]).max() > 0
 
 
 def dram_bytes(case) -> int:
@@ -74,7 +83,7 @@ def test_registered_w4a16_cases_qwen_shapes_and_weight_bytes():
     assert w16 >= fp16.notes["weight_bytes"] and w4 <= 0.3 * w16
 
 
-def test_w4a16_rejects_bad_inputs():
+def test_w4a16_rejects_bad_inputs(rng):
     w = Int4Weight.from_float(rng.standard_normal((64, 16)).astype(np.float32), 32, "awq")
     x = rng.standard_normal((4, 64)).astype(np.float16)
     with pytest.raises(ValueError, match="float16 or bfloat16"):
@@ -94,7 +103,7 @@ def test_w4a16_rejects_bad_inputs():
         gemm(x, x)
 
 
-def test_w4a16_autotuned_launch_keeps_tiles_inside_groups():
+def test_w4a16_autotuned_launch_keeps_tiles_inside_groups(rng):
     from kernels.quant_gemm import w4a16_kernel_tuned
 
     x = rng.standard_normal((19, 256)).astype(np.float16)

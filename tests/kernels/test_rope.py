@@ -17,11 +17,10 @@ from kernels.rope import (
     rope_reference,
 )
 
-rng = np.random.default_rng()
 CONFIGS = rope_module.AUTOTUNE_CONFIGS
 
 
-def rand(shape, dtype):
+def rand(rng, shape, dtype):
     return (rng.standard_normal(shape) + 0.1).astype(dtype)
 
 
@@ -31,9 +30,9 @@ def assert_close(got, ref):
     np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), rtol=rtol, atol=atol)
 
 
-def test_in_kernel_cos_sin_at_long_context_positions():
+def test_in_kernel_cos_sin_at_long_context_positions(rng):
     # Qwen3.5 head: D 256, 64 rotary dims, theta 1e7; positions across the whole 262144 context and beyond
-    x = rand((6, 16, 256), np.float32)
+    x = rand(rng, (6, 16, 256), np.float32)
     positions = np.array([0, 1, 4097, 131071, 262143, 2**30 + 12345])
     got = rope(x, positions, 64)
     assert_close(got, rope_reference(x, positions, 64))
@@ -41,9 +40,9 @@ def test_in_kernel_cos_sin_at_long_context_positions():
     np.testing.assert_array_equal(got[0], x[0])  # position 0 is the identity
 
 
-def test_rotary_dims_whose_frequency_step_is_not_a_power_of_two():
+def test_rotary_dims_whose_frequency_step_is_not_a_power_of_two(rng):
     # 2 / 48 is not exact in fp32: formed as an fp32 constant it shifted angles by ~5e-4 rad at position 5e4
-    x = rand((4, 2, 80), np.float32)
+    x = rand(rng, (4, 2, 80), np.float32)
     positions = np.array([43516, 48114, 49550, 262143])
     for neox in (True, False):
         assert_close(rope(x, positions, 48, neox=neox, theta=1e4), rope_reference(x, positions, 48, neox=neox,
@@ -54,15 +53,15 @@ def test_rotary_dims_whose_frequency_step_is_not_a_power_of_two():
     (np.float16, False, 80, 48, 3, 1),  # GPT-J pairing, D not a power of two
     (BF16, True, 64, 64, 5, 2),  # full rotary, heads not a multiple of BLOCK_H
 ])
-def test_styles_dtypes_and_masked_tails(dtype, neox, head_dim, rot, heads, config):
-    x = rand((7, heads, head_dim), dtype)
+def test_styles_dtypes_and_masked_tails(rng, dtype, neox, head_dim, rot, heads, config):
+    x = rand(rng, (7, heads, head_dim), dtype)
     positions = rng.integers(0, 50000, 7)
     got = rope(x, positions, rot, neox=neox, theta=1e4, config=CONFIGS[config])
     assert_close(got, rope_reference(x, positions, rot, neox=neox, theta=1e4))
 
 
-def test_table_matches_in_kernel_generation_and_reference():
-    x = rand((5, 16, 256), np.float32)
+def test_table_matches_in_kernel_generation_and_reference(rng):
+    x = rand(rng, (5, 16, 256), np.float32)
     cache = RopeTableCache(64)
     positions = rng.integers(0, 3000, 5)
     table = cache.table(int(positions.max()) + 1)
@@ -72,8 +71,8 @@ def test_table_matches_in_kernel_generation_and_reference():
     assert_close(got, rope(x, positions, 64))
 
 
-def test_inplace_touches_only_rotary_dims():
-    x = rand((5, 16, 256), np.float32)
+def test_inplace_touches_only_rotary_dims(rng):
+    x = rand(rng, (5, 16, 256), np.float32)
     positions = rng.integers(0, 1000, 5)
     table = rope_cos_sin_table(1000, 64)
     expected = rope_reference(x, positions, 64, cos_sin_cache=table)
@@ -83,16 +82,16 @@ def test_inplace_touches_only_rotary_dims():
     np.testing.assert_array_equal(y[:, :, 64:], x[:, :, 64:])
 
 
-def test_mrope_reduces_to_plain_rope_for_text():
-    x = rand((6, 16, 256), np.float32)
+def test_mrope_reduces_to_plain_rope_for_text(rng):
+    x = rand(rng, (6, 16, 256), np.float32)
     positions = rng.integers(0, 200000, 6)
     text = np.stack([positions] * 3)
     plain = rope(x, positions, 64)
     np.testing.assert_array_equal(rope(x, text, 64, mrope_section=QWEN35_MROPE_SECTION), plain)
 
 
-def test_mrope_vision_positions():
-    x = rand((6, 16, 256), np.float32)
+def test_mrope_vision_positions(rng):
+    x = rand(rng, (6, 16, 256), np.float32)
     thw = np.stack([rng.integers(0, 5, 6), rng.integers(0, 40, 6), rng.integers(0, 40, 6)])
     got = rope(x, thw, 64, mrope_section=QWEN35_MROPE_SECTION)
     assert_close(got, rope_reference(x, thw, 64, mrope_section=QWEN35_MROPE_SECTION))
@@ -100,13 +99,13 @@ def test_mrope_vision_positions():
     assert not np.allclose(got, rope(x, thw[0], 64))
 
 
-def test_tuned_inplace_rotates_once(monkeypatch):
+def test_tuned_inplace_rotates_once(rng, monkeypatch):
     # the autotuner launches every config; in place, x must be restored between trials so it is rotated once
     tuned = rope_module.rope_kernel_tuned
     monkeypatch.setattr(tuned, "configs", tuned.configs[:2])
     monkeypatch.setattr(tuned, "cache", {})
     monkeypatch.setenv("WAVETILE_AUTOTUNE_CACHE", "0")
-    x = rand((3, 2, 16), np.float32)
+    x = rand(rng, (3, 2, 16), np.float32)
     positions = rng.integers(0, 100, 3)
     y = x.copy()
     rope(y, positions, 8, inplace=True, tune=True)
@@ -148,8 +147,8 @@ def test_table_cache_lru():
     assert len(RopeTableCache(64).lengths) == 0 and RopeTableCache(64).capacity == 8
 
 
-def test_rejects_bad_arguments():
-    x = rand((4, 2, 64), np.float32)
+def test_rejects_bad_arguments(rng):
+    x = rand(rng, (4, 2, 64), np.float32)
     pos = np.arange(4)
     with pytest.raises(ValueError, match="rotary_dim"):
         rope(x, pos, 63)

@@ -11,7 +11,7 @@ import pytest
 
 import simulator
 from simulator import Counters, LaunchRecord
-from simulator.profile import record_launch
+from simulator.profiles import record_launch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -156,6 +156,10 @@ def test_env_profile_prints_the_table_at_exit():
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "env_kernel" in done.stderr and "modeled" in done.stderr
+    for off in ("0", "off", " False "):  # one parser (simulator.profiles) says what turns it off
+        done = subprocess.run([sys.executable, "-c", code + "assert not simulator.is_profiling()\n"],
+                              env={**env, "WAVETILE_PROFILE": off}, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "env_kernel" not in done.stderr, (off, done.stderr)
 
 
 def test_counters_add_and_round_trip():

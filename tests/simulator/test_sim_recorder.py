@@ -74,6 +74,6 @@ def test_record_built_from_a_recorder_feeds_a_profile():
     run_vector_add(rec, 100_000)
     totals, lines = rec.finish()
     with simulator.profile() as prof:
-        simulator.profile.record_launch(LaunchRecord.build("add_kernel", 98, totals, machine="h200", lines=lines))
+        simulator.record_launch(LaunchRecord.build("add_kernel", 98, totals, machine="h200", lines=lines))
     assert prof.launches[0].bound in ("dram", "latency", "launch")
     assert "add.py:5" in prof.lines() or "add.py:6" in prof.lines()

@@ -10,7 +10,6 @@ from codegen_harness import compile_kernel, map_function, numpy_storage, run_map
 
 from dsl import dtypes as T
 
-rng = np.random.default_rng()
 N = 200
 
 
@@ -23,14 +22,14 @@ def cast_kernel(src: T.dtype, dsts: list[T.dtype], rounding: str = "rtne", bitca
     return compile_kernel(map_function([src], list(dsts), emit))
 
 
-def float_edges(dt: np.dtype) -> np.ndarray:
+def float_edges(rng, dt: np.dtype) -> np.ndarray:
     values = rng.standard_normal(N) * 10.0 ** rng.integers(-3, 12, N)
     values[:8] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30, 0.5]
     with np.errstate(over="ignore"):
         return values.astype(dt)
 
 
-def test_int_to_int_truncates_or_extends_by_source_signedness():
+def test_int_to_int_truncates_or_extends_by_source_signedness(rng):
     a = rng.integers(-2**31, 2**31, N).astype(np.int32)
     dsts = [T.int8, T.uint16, T.int64, T.uint64, T.int1]
     outs = run_map(cast_kernel(T.int32, dsts), [a], dsts)
@@ -43,8 +42,8 @@ def test_int_to_int_truncates_or_extends_by_source_signedness():
 
 
 @pytest.mark.parametrize("src", [T.float32, T.float64, T.float16], ids=str)
-def test_float_to_int_saturates_and_maps_nan_to_zero(src):
-    x = float_edges(numpy_storage(src))
+def test_float_to_int_saturates_and_maps_nan_to_zero(rng, src):
+    x = float_edges(rng, numpy_storage(src))
     dsts = [T.int8, T.uint8, T.int32, T.uint32, T.int64, T.int1]
     outs = run_map(cast_kernel(src, dsts), [x], dsts)
     wide = x.astype(np.float64)
@@ -58,7 +57,7 @@ def test_float_to_int_saturates_and_maps_nan_to_zero(src):
         assert [int(v) for v in got] == expect, d.name
 
 
-def test_int_to_float_rounds_once():
+def test_int_to_float_rounds_once(rng):
     a = rng.integers(-2**31, 2**31, N).astype(np.int32)
     a[:3] = [2**24 + 1, 16777217 * 3, 65520]
     dsts = [T.float32, T.float64, T.float16, T.bfloat16]
@@ -90,8 +89,8 @@ def gpu_nan(expect: np.ndarray, source: np.ndarray) -> np.ndarray:
     return bits
 
 
-def test_float_narrowing_rtne_and_rtz():
-    x = float_edges(np.float32)
+def test_float_narrowing_rtne_and_rtz(rng):
+    x = float_edges(rng, np.float32)
     dsts = [T.float16, T.bfloat16]
     for rounding in ("rtne", "rtz"):
         outs = run_map(cast_kernel(T.float32, dsts, rounding), [x], dsts)
@@ -104,8 +103,8 @@ def test_float_narrowing_rtne_and_rtz():
             np.testing.assert_array_equal(got.view(np.uint16), gpu_nan(expect, x), err_msg=f"{d} {rounding}")
 
 
-def test_double_to_narrow_has_no_double_rounding():
-    x = float_edges(np.float64)
+def test_double_to_narrow_has_no_double_rounding(rng):
+    x = float_edges(rng, np.float64)
     x[8:12] = [1 + 2**-11 + 2**-40, -(1 + 2**-11 + 2**-40), 1 + 2**-8 + 2**-45, 3.0000001]
     dsts = [T.float32, T.float16, T.bfloat16]
     outs = run_map(cast_kernel(T.float64, dsts), [x], dsts)
@@ -130,8 +129,8 @@ def _bf16_nearest(x: np.ndarray) -> np.ndarray:
     return rounded.astype(ml_dtypes.bfloat16)  # exact: already a bf16 value
 
 
-def test_fp8_saturates_and_widening_is_exact():
-    x = float_edges(np.float32)
+def test_fp8_saturates_and_widening_is_exact(rng):
+    x = float_edges(rng, np.float32)
     dsts = [T.float8e4nv, T.float8e5]
     outs = run_map(cast_kernel(T.float32, dsts), [x], dsts)
     for d, got in zip(dsts, outs):
@@ -148,8 +147,8 @@ def test_fp8_saturates_and_widening_is_exact():
             np.testing.assert_array_equal(got.astype(np.float64), expect.astype(np.float64), err_msg=d.name)
 
 
-def test_bitcasts_keep_bits():
-    x = float_edges(np.float32)
+def test_bitcasts_keep_bits(rng):
+    x = float_edges(rng, np.float32)
     (i,) = run_map(cast_kernel(T.float32, [T.int32], bitcast=True), [x], [T.int32])
     np.testing.assert_array_equal(i, x.view(np.int32))
     h = rng.standard_normal(N).astype(np.float16)
@@ -162,7 +161,7 @@ def test_bitcasts_keep_bits():
     np.testing.assert_array_equal(back.view(np.uint16), bits)
 
 
-def test_pointer_integer_round_trip():
+def test_pointer_integer_round_trip(rng):
     def emit(kb, v):
         p = kb.op("arith.cast", v, v[0].type.with_dtype(T.pointer_type(T.float32)), rounding="rtne")
         q = kb.op("tile.addptr", [p, kb.const(2, T.int32, *v[0].type.shape)], p.type)

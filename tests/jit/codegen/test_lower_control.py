@@ -9,8 +9,6 @@ from codegen_harness import KernelBuilder, compile_kernel, ptr, scalar, tile
 from dsl import dtypes as T
 from dsl.ir import Block, TileType
 
-rng = np.random.default_rng()
-
 
 def build_for(kb, lb, ub, step, inits, body):
     """body(kb, iv, carried) -> yielded values; returns the loop's results."""
@@ -48,7 +46,7 @@ def range_kernel(dt):
 
 
 @pytest.mark.parametrize("dt", [T.int32, T.int64, T.int8])
-def test_for_follows_python_range(dt):
+def test_for_follows_python_range(rng, dt):
     kernel = range_kernel(dt)
     lo, hi = (-100, 100) if dt.primitive_bitwidth > 8 else (-128, 127)
     cases = [(0, 10, 1), (10, 0, -1), (10, 0, -3), (0, 10, 3), (5, 5, 1), (5, 4, 1), (-7, 20, 4), (3, 9, 0),
@@ -78,7 +76,7 @@ def test_for_with_constant_bounds_and_unsigned_iv():
     assert out[0] == sum(range(2**32 - 10, 2**32 - 1, 4)) % 2**32
 
 
-def test_tile_carried_values_and_a_yield_that_swaps_them():
+def test_tile_carried_values_and_a_yield_that_swaps_them(rng):
     """a, b = x, y; for i in range(k): a, b = b, a + i  (tiles), then a + 2*b is stored."""
     kb = KernelBuilder("swap", x=ptr(T.float32), y=ptr(T.float32), out=ptr(T.float32), k=scalar(T.int32))
     x, y, out, k = kb.args
@@ -103,7 +101,7 @@ def test_tile_carried_values_and_a_yield_that_swaps_them():
         np.testing.assert_array_equal(out, a + c * 2)
 
 
-def test_nested_loops_accumulate_a_tile():
+def test_nested_loops_accumulate_a_tile(rng):
     """acc[j] = sum over i < m, l < 3 of x[i*16 + j] * l, with the inner loop carrying a tile too."""
     kb = KernelBuilder("nest", x=ptr(T.float32), out=ptr(T.float32), m=scalar(T.int32))
     x, out, m = kb.args
@@ -131,7 +129,7 @@ def test_nested_loops_accumulate_a_tile():
     np.testing.assert_array_equal(out, expect)
 
 
-def test_if_with_scalar_and_tile_results():
+def test_if_with_scalar_and_tile_results(rng):
     kb = KernelBuilder("branch", x=ptr(T.int32), out=ptr(T.int32), flag=scalar(T.int32))
     x, out, flag = kb.args
     offs = kb.arange(8)
@@ -200,7 +198,7 @@ def test_while_collatz_steps_with_a_tile_riding_along():
         np.testing.assert_array_equal(tout, np.arange(4, dtype=np.int32) * np.int32(2**count % 2**32))
 
 
-def test_loop_carried_pointer_keeps_its_provenance():
+def test_loop_carried_pointer_keeps_its_provenance(rng):
     """p = x; for i in range(k): p = p + 16 — the loads through p are checked against x."""
     kb = KernelBuilder("walk", x=ptr(T.float32), out=ptr(T.float32), k=scalar(T.int32))
     x, out, k = kb.args

@@ -13,10 +13,8 @@ from test_lower_kernels import row_softmax, vector_add
 from dsl import dtypes as T
 from jit import abi
 
-rng = np.random.default_rng()
 
-
-def test_print_packs_every_operand_as_eight_byte_values():
+def test_print_packs_every_operand_as_eight_byte_values(rng):
     kb = KernelBuilder("show", x=ptr(T.float16), k=scalar(T.int8))
     x, k = kb.args
     values = kb.load(kb.addptr(x, kb.arange(4)))
@@ -37,7 +35,7 @@ def test_print_packs_every_operand_as_eight_byte_values():
     assert raw[5] == -5 and raw[6:10] == [0, 0, 1, 1] and raw[10] == data.ctypes.data
 
 
-def test_assert_reports_the_first_failing_lane():
+def test_assert_reports_the_first_failing_lane(rng):
     kb = KernelBuilder("check", x=ptr(T.int32))
     (x,) = kb.args
     values = kb.load(kb.addptr(x, kb.arange(32)))

@@ -14,8 +14,6 @@ from test_lower_reduce import load_tile, store_tile
 
 from dsl import dtypes as T
 
-rng = np.random.default_rng()
-
 
 def k_order_dot(a: np.ndarray, b: np.ndarray, acc: np.ndarray, round_to=None) -> np.ndarray:
     """acc + a @ b accumulated per element in k order, one fma (an exact product, one rounding) per step."""
@@ -74,7 +72,7 @@ def numpy_type(dt):
     (T.float32, T.float32, (2, 16, 8), (2, 8, 16), "ieee"),  # batched
     (T.float16, T.float16, (16, 16), (16, 16), "ieee"),  # fp16 accumulator, rounded after every step
 ])
-def test_dot_accumulates_in_k_order(in_dt, acc_dt, a_shape, b_shape, precision):
+def test_dot_accumulates_in_k_order(rng, in_dt, acc_dt, a_shape, b_shape, precision):
     kernel = dot_kernel(in_dt, acc_dt, a_shape, b_shape, precision)
     acc_shape = a_shape[:-1] + b_shape[-1:]
     if in_dt.is_int():
@@ -98,7 +96,7 @@ def test_dot_accumulates_in_k_order(in_dt, acc_dt, a_shape, b_shape, precision):
     np.testing.assert_array_equal(out, k_order_dot(a_in, b_in, acc.astype(compute)))
 
 
-def test_dot_accumulating_in_a_loop_in_place():
+def test_dot_accumulating_in_a_loop_in_place(rng):
     """acc = dot(a_k, b_k, acc) over k blocks: the accumulator is updated in the loop's own buffer."""
     kb = KernelBuilder("kloop", a=ptr(T.float32), b=ptr(T.float32), out=ptr(T.float32), steps=scalar(T.int32))
     pa, pb, out, steps = kb.args
@@ -169,7 +167,7 @@ def matmul_kernel():
     return compile_kernel(blocked_matmul())
 
 
-def test_blocked_matmul_ragged_shapes(matmul_kernel):
+def test_blocked_matmul_ragged_shapes(rng, matmul_kernel):
     m, n, k = 100, 70, 45
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
@@ -178,7 +176,7 @@ def test_blocked_matmul_ragged_shapes(matmul_kernel):
     np.testing.assert_array_equal(c, k_order_dot(a, b, np.zeros((m, n), np.float32)))
 
 
-def test_blocked_matmul_512_cubed_speed(matmul_kernel):
+def test_blocked_matmul_512_cubed_speed(rng, matmul_kernel):
     size = 512
     a = rng.standard_normal((size, size)).astype(np.float32)
     b = rng.standard_normal((size, size)).astype(np.float32)

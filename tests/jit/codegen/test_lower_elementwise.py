@@ -9,13 +9,12 @@ from codegen_harness import compile_kernel, map_function, numpy_storage, run_map
 
 from dsl import dtypes as T
 
-rng = np.random.default_rng()
 N = 300  # not a multiple of the block: the last program is masked
 
 INT_TYPES = [T.int8, T.int16, T.int32, T.int64, T.uint8, T.uint32, T.uint64]
 
 
-def int_inputs(dt: T.dtype, n: int = N) -> np.ndarray:
+def int_inputs(rng, dt: T.dtype, n: int = N) -> np.ndarray:
     info = np.iinfo(dt.to_numpy())
     edges = np.array([0, 1, -1, info.min, info.max, info.min + 1, info.max - 1, 2, -2, 7], dtype=object)
     edges = np.array([int(v) & ((1 << dt.primitive_bitwidth) - 1) for v in edges], dtype=object)
@@ -64,13 +63,13 @@ def kernel_for(key, in_dtypes, out_dtype, emit):
 
 
 @pytest.mark.parametrize("dt", INT_TYPES, ids=str)
-def test_integer_binary_ops_follow_the_op_table(dt):
+def test_integer_binary_ops_follow_the_op_table(rng, dt):
     def emit(kb, v):
         return [kb.binary(name, v[0], v[1], **({"propagate_nan": False} if name in ("min", "max") else {}))
                 for name in INT_BINARY]
 
     kernel = compile_kernel(map_function([dt, dt], [dt] * len(INT_BINARY), emit))
-    a, b = int_inputs(dt), int_inputs(dt)
+    a, b = int_inputs(rng, dt), int_inputs(rng, dt)
     b[::5] = 0
     if dt.is_int_signed():
         a[::11], b[::11] = np.iinfo(dt.to_numpy()).min, -1
@@ -81,10 +80,10 @@ def test_integer_binary_ops_follow_the_op_table(dt):
 
 
 @pytest.mark.parametrize("dt", INT_TYPES, ids=str)
-def test_shifts_past_the_width_give_zero_or_the_sign(dt):
+def test_shifts_past_the_width_give_zero_or_the_sign(rng, dt):
     kernel = compile_kernel(map_function([dt, dt], [dt, dt], lambda kb, v: [kb.binary("shl", *v),
                                                                            kb.binary("shr", *v)]))
-    a = int_inputs(dt)
+    a = int_inputs(rng, dt)
     b = rng.integers(0, 2 * dt.primitive_bitwidth, N).astype(dt.to_numpy())
     if dt.is_int_signed():
         b[::7] = -3
@@ -95,7 +94,7 @@ def test_shifts_past_the_width_give_zero_or_the_sign(dt):
 FLOAT_TYPES = [T.float32, T.float64, T.float16, T.bfloat16, T.float8e4nv, T.float8e5]
 
 
-def float_inputs(dt: T.dtype, n: int = N, scale: float = 4.0) -> np.ndarray:
+def float_inputs(rng, dt: T.dtype, n: int = N, scale: float = 4.0) -> np.ndarray:
     values = rng.standard_normal(n) * scale
     if dt.is_fp8():
         values = np.clip(values, -200, 200)
@@ -110,11 +109,11 @@ FLOAT_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np
 
 
 @pytest.mark.parametrize("dt", FLOAT_TYPES, ids=str)
-def test_float_binary_ops_round_like_the_hardware(dt):
+def test_float_binary_ops_round_like_the_hardware(rng, dt):
     names = list(FLOAT_BINARY)
     kernel = compile_kernel(map_function([dt, dt], [dt] * len(names),
                                          lambda kb, v: [kb.binary(name, v[0], v[1]) for name in names]))
-    a, b = float_inputs(dt), float_inputs(dt)
+    a, b = float_inputs(rng, dt), float_inputs(rng, dt)
     for name, got in zip(names, run_map(kernel, [a, b], [dt] * len(names))):
         with np.errstate(all="ignore"):
             expect = FLOAT_BINARY[name](_in_f32(a), _in_f32(b)).astype(numpy_storage(dt))
@@ -125,11 +124,11 @@ def test_float_binary_ops_round_like_the_hardware(dt):
 
 
 @pytest.mark.parametrize("dt", [T.float32, T.float16, T.float64], ids=str)
-def test_float_min_max_nan_rules(dt):
+def test_float_min_max_nan_rules(rng, dt):
     cases = [("min", True, np.minimum), ("min", False, np.fmin), ("max", True, np.maximum), ("max", False, np.fmax)]
     kernel = compile_kernel(map_function([dt, dt], [dt] * 4, lambda kb, v: [
         kb.binary(name, v[0], v[1], propagate_nan=propagate) for name, propagate, _ in cases]))
-    a, b = float_inputs(dt), float_inputs(dt)
+    a, b = float_inputs(rng, dt), float_inputs(rng, dt)
     a[::9] = np.nan
     b[::13] = np.nan
     for (name, propagate, fn), got in zip(cases, run_map(kernel, [a, b], [dt] * 4)):
@@ -137,16 +136,16 @@ def test_float_min_max_nan_rules(dt):
 
 
 @pytest.mark.parametrize("dt", [T.float32, T.int32, T.float16], ids=str)
-def test_fma(dt):
+def test_fma(rng, dt):
     kernel = kernel_for(("fma", dt.name), [dt, dt, dt], dt, lambda kb, v: kb.op("arith.fma", v, v[0].type))
     if dt.is_floating():
-        a, b, c = float_inputs(dt), float_inputs(dt), float_inputs(dt)
+        a, b, c = float_inputs(rng, dt), float_inputs(rng, dt), float_inputs(rng, dt)
         got = run_map(kernel, [a, b, c], dt)
         exact = a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)  # ~1 rounding from exact
         np.testing.assert_allclose(got.astype(np.float64), exact.astype(numpy_storage(dt)), rtol=2e-3 if
                                    dt.is_fp16() else 1e-7)
     else:
-        a, b, c = int_inputs(dt), int_inputs(dt), int_inputs(dt)
+        a, b, c = int_inputs(rng, dt), int_inputs(rng, dt), int_inputs(rng, dt)
         got = run_map(kernel, [a, b, c], dt)
         assert [int(v) for v in got] == [_wrap(int(x) * int(y) + int(z), dt) for x, y, z in zip(a, b, c)]
 
@@ -156,38 +155,38 @@ PREDICATES = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_e
 
 
 @pytest.mark.parametrize("dt", [T.float32, T.int8, T.uint32, T.bfloat16, T.int1], ids=str)
-def test_comparisons_float_ordered_except_ne(dt):
+def test_comparisons_float_ordered_except_ne(rng, dt):
     kernel = compile_kernel(map_function([dt, dt], [T.int1] * 6, lambda kb, v: [
         kb.cmp(pred, v[0], v[1]) for pred in PREDICATES]))
     if dt.is_floating():
-        a, b = float_inputs(dt, scale=1), float_inputs(dt, scale=1)
+        a, b = float_inputs(rng, dt, scale=1), float_inputs(rng, dt, scale=1)
         b[::3] = a[::3]
         a[::7] = np.nan
     elif dt.is_bool():
         a, b = rng.integers(0, 2, N).astype(bool), rng.integers(0, 2, N).astype(bool)
     else:
-        a, b = int_inputs(dt), int_inputs(dt)
+        a, b = int_inputs(rng, dt), int_inputs(rng, dt)
         b[::3] = a[::3]
     for (pred, fn), got in zip(PREDICATES.items(), run_map(kernel, [a, b], [T.int1] * 6)):
         x, y = (_in_f32(a), _in_f32(b)) if dt.is_floating() else (a, b)
         np.testing.assert_array_equal(got, fn(x, y), err_msg=pred)
 
 
-def test_select_and_not_and_neg():
+def test_select_and_not_and_neg(rng):
     def emit(kb, v):
         cond = kb.cmp("gt", v[0], v[1])
         chosen = kb.op("arith.select", [cond, v[0], v[1]], v[0].type)
         return kb.binary("xor", kb.op("arith.not", [chosen], chosen.type), kb.op("arith.neg", [v[1]], v[1].type))
 
     kernel = kernel_for("select", [T.int32, T.int32], T.int32, emit)
-    a, b = int_inputs(T.int32), int_inputs(T.int32)
+    a, b = int_inputs(rng, T.int32), int_inputs(rng, T.int32)
     got = run_map(kernel, [a, b], T.int32)
     np.testing.assert_array_equal(got, (~np.maximum(a, b)) ^ (-b))
 
 
-def test_float_neg_keeps_signed_zero_and_nan():
+def test_float_neg_keeps_signed_zero_and_nan(rng):
     kernel = kernel_for("fneg", [T.float32], T.float32, lambda kb, v: kb.op("arith.neg", v, v[0].type))
-    a = float_inputs(T.float32)
+    a = float_inputs(rng, T.float32)
     a[:3] = [0.0, -0.0, np.nan]
     np.testing.assert_array_equal(run_map(kernel, [a], T.float32).view(np.uint32), (-a).view(np.uint32))
 
@@ -204,13 +203,13 @@ def _erf(x: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("dt", [T.float32, T.float64, T.float16], ids=str)
-def test_unary_math(dt):
+def test_unary_math(rng, dt):
     names = list(UNARY_MATH) + ["erf"]
     kernel = compile_kernel(map_function([dt, dt], [dt] * len(names), lambda kb, v: [
         kb.op(f"math.{name}", [v[1] if name in ("log", "log2", "sqrt", "rsqrt") else v[0]], v[0].type)
         for name in names]))
-    x = float_inputs(dt, scale=3)
-    positive = np.abs(float_inputs(dt, scale=3)) + numpy_storage(dt).type(0.01)
+    x = float_inputs(rng, dt, scale=3)
+    positive = np.abs(float_inputs(rng, dt, scale=3)) + numpy_storage(dt).type(0.01)
     for name, got in zip(names, run_map(kernel, [x, positive], [dt] * len(names))):
         arg = positive if name in ("log", "log2", "sqrt", "rsqrt") else x
         ref = _erf(arg) if name == "erf" else UNARY_MATH[name](arg.astype(np.float64))
@@ -223,25 +222,25 @@ def test_unary_math(dt):
                                        err_msg=name)
 
 
-def test_integer_abs_and_pow():
+def test_integer_abs_and_pow(rng):
     kernel = kernel_for("iabs", [T.int32], T.int32, lambda kb, v: kb.op("math.abs", v, v[0].type))
-    a = int_inputs(T.int32)
+    a = int_inputs(rng, T.int32)
     np.testing.assert_array_equal(run_map(kernel, [a], T.int32), np.abs(a))
     kernel = kernel_for("pow", [T.float32, T.float32], T.float32, lambda kb, v: kb.op("math.pow", v, v[0].type))
-    x, y = np.abs(float_inputs(T.float32)) + 0.1, float_inputs(T.float32, scale=2)
+    x, y = np.abs(float_inputs(rng, T.float32)) + 0.1, float_inputs(rng, T.float32, scale=2)
     np.testing.assert_allclose(run_map(kernel, [x, y], T.float32), (x.astype(np.float64) ** y).astype(np.float32),
                                rtol=3e-7)
 
 
-def test_umulhi_of_unsigned_64_bit():
+def test_umulhi_of_unsigned_64_bit(rng):
     dt = T.uint64
     kernel = kernel_for("umulhi64", [dt, dt], dt, lambda kb, v: kb.binary("umulhi", v[0], v[1]))
-    a, b = int_inputs(dt), int_inputs(dt)
+    a, b = int_inputs(rng, dt), int_inputs(rng, dt)
     got = run_map(kernel, [a, b], dt)
     assert [int(v) for v in got] == [(int(x) * int(y)) >> 64 for x, y in zip(a, b)]
 
 
-def test_addptr_scales_offsets_by_element_size():
+def test_addptr_scales_offsets_by_element_size(rng):
     def emit(kb, v):
         return kb.binary("mul", v[0], kb.const(3, T.int32, 128))
 

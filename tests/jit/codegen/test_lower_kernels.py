@@ -9,8 +9,6 @@ from codegen_harness import KernelBuilder, compile_kernel, ptr, scalar
 from dsl import dtypes as T
 from jit.codegen import CodegenOptions, lower
 
-rng = np.random.default_rng()
-
 
 def vector_add(block: int = 256, dt: T.dtype = T.float32):
     kb = KernelBuilder("add", x=ptr(dt), y=ptr(dt), out=ptr(dt), n=scalar(T.int32))
@@ -50,7 +48,7 @@ def add_kernel():
 
 
 @pytest.mark.parametrize("n", [1, 255, 256, 1000, 4099])
-def test_vector_add_with_masked_tail(add_kernel, n):
+def test_vector_add_with_masked_tail(rng, add_kernel, n):
     x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
     out = np.full(n, np.nan, np.float32)
     result = add_kernel(x, y, out, n, grid=((n + 255) // 256,))
@@ -58,7 +56,7 @@ def test_vector_add_with_masked_tail(add_kernel, n):
     np.testing.assert_array_equal(out, x + y)
 
 
-def test_vector_add_on_two_threads_with_small_chunks(add_kernel):
+def test_vector_add_on_two_threads_with_small_chunks(rng, add_kernel):
     n = 100_003
     x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
     out = np.zeros(n, np.float32)
@@ -66,7 +64,7 @@ def test_vector_add_on_two_threads_with_small_chunks(add_kernel):
     np.testing.assert_array_equal(out, x + y)
 
 
-def test_pid_order_permutes_programs_without_changing_results(add_kernel):
+def test_pid_order_permutes_programs_without_changing_results(rng, add_kernel):
     n = 256 * 37 - 5
     x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
     out = np.zeros(n, np.float32)
@@ -76,7 +74,7 @@ def test_pid_order_permutes_programs_without_changing_results(add_kernel):
 
 
 @pytest.mark.parametrize("dt", [T.float16, T.bfloat16, T.int8, T.int64, T.float64])
-def test_vector_add_other_dtypes(dt):
+def test_vector_add_other_dtypes(rng, dt):
     import ml_dtypes
 
     kernel = compile_kernel(vector_add(64, dt))
@@ -94,7 +92,7 @@ def test_vector_add_other_dtypes(dt):
 
 
 @pytest.mark.parametrize("cols", [1000, 1024, 37])
-def test_row_softmax(cols):
+def test_row_softmax(rng, cols):
     block = 1 << (cols - 1).bit_length()
     kernel = compile_kernel(row_softmax(block))
     rows = 67

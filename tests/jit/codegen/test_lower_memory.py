@@ -12,7 +12,6 @@ from dsl import dtypes as T
 from jit import abi
 from jit.codegen.fusion import fused_values, users
 
-rng = np.random.default_rng()
 BLOCK = 64
 
 
@@ -40,14 +39,14 @@ def copy_masked():
     return copy_kernel(True)
 
 
-def test_in_bounds_copy_with_shift(copy_masked):
+def test_in_bounds_copy_with_shift(rng, copy_masked):
     x = rng.standard_normal(200).astype(np.float32)
     out = np.zeros(150, np.float32)
     assert copy_masked(x, out, 150, 50, grid=(3,)).rc == 0
     np.testing.assert_array_equal(out, x[50:])
 
 
-def test_out_of_bounds_load_reports_site_program_offset_and_lane(copy_masked):
+def test_out_of_bounds_load_reports_site_program_offset_and_lane(rng, copy_masked):
     x = rng.standard_normal(200).astype(np.float32)
     out = np.zeros(150, np.float32)
     result = copy_masked(x, out, 150, 51, grid=(3,))
@@ -60,7 +59,7 @@ def test_out_of_bounds_load_reports_site_program_offset_and_lane(copy_masked):
     assert err["lane"] == 149 - 128
 
 
-def test_negative_offsets_are_reported_as_negative(copy_masked):
+def test_negative_offsets_are_reported_as_negative(rng, copy_masked):
     x = rng.standard_normal(200).astype(np.float32)
     out = np.zeros(150, np.float32)
     result = copy_masked(x, out, 150, -3, grid=(3,))
@@ -68,7 +67,7 @@ def test_negative_offsets_are_reported_as_negative(copy_masked):
     assert (result.error["pid_x"], result.error["offset"], result.error["lane"]) == (0, -3, 0)
 
 
-def test_out_of_bounds_store_is_caught_before_writing():
+def test_out_of_bounds_store_is_caught_before_writing(rng):
     kernel = copy_kernel(False)
     x = rng.standard_normal(256).astype(np.float32)
     out = np.zeros(100, np.float32)
@@ -80,14 +79,14 @@ def test_out_of_bounds_store_is_caught_before_writing():
     np.testing.assert_array_equal(out[:64], x[:64])  # program 0 ran; program 1 failed before its store
 
 
-def test_masked_off_lanes_may_point_anywhere(copy_masked):
+def test_masked_off_lanes_may_point_anywhere(rng, copy_masked):
     x = rng.standard_normal(64).astype(np.float32)
     out = np.zeros(64, np.float32)
     assert copy_masked(x, out, 64, 0, grid=(50,)).rc == 0  # programs 1..49 have no active lane
     np.testing.assert_array_equal(out, x)
 
 
-def test_checks_can_be_switched_off_at_run_time_and_compile_time():
+def test_checks_can_be_switched_off_at_run_time_and_compile_time(rng):
     x = rng.standard_normal(200).astype(np.float32)
     out = np.zeros(150, np.float32)
     assert copy_kernel(True)(x, out, 150, 10, grid=(3,), checks=0).rc == 0
@@ -96,7 +95,7 @@ def test_checks_can_be_switched_off_at_run_time_and_compile_time():
     assert "wavetile_fail" not in unchecked.lowered.llvm_ir
 
 
-def test_misaligned_pointer_is_an_error():
+def test_misaligned_pointer_is_an_error(rng):
     kb = KernelBuilder("mis", x=ptr(T.float32), out=ptr(T.float32), bytes_off=scalar(T.int64))
     x, out, bytes_off = kb.args
     raw = kb.binary("add", kb.op("arith.cast", [x], scalar(T.int64), rounding="rtne"), bytes_off)
@@ -124,7 +123,7 @@ def pointer_table_kernel():
     return compile_kernel(kb.done())
 
 
-def test_pointers_loaded_from_memory_are_checked_against_all_buffers():
+def test_pointers_loaded_from_memory_are_checked_against_all_buffers(rng):
     kernel = pointer_table_kernel()
     a = rng.standard_normal(40).astype(np.float32)
     b = rng.standard_normal(100).astype(np.float32)
@@ -147,7 +146,7 @@ def test_wild_pointer_never_crashes_the_process():
     assert result.rc == abi.OUT_OF_BOUNDS and result.error["offset"] == 16
 
 
-def test_scalar_load_and_store():
+def test_scalar_load_and_store(rng):
     kb = KernelBuilder("scalar", x=ptr(T.int64), out=ptr(T.int64), i=scalar(T.int32))
     x, out, i = kb.args
     v = kb.load(kb.op("tile.addptr", [x, i], x.type))
@@ -160,7 +159,7 @@ def test_scalar_load_and_store():
     assert result.rc == abi.OUT_OF_BOUNDS and result.error["offset"] == 10 and result.error["lane"] == 0
 
 
-def test_two_dimensional_tile_load_with_strides_and_other():
+def test_two_dimensional_tile_load_with_strides_and_other(rng):
     rows, cols, stride = 8, 16, 21
     kb = KernelBuilder("load2d", x=ptr(T.float16), out=ptr(T.float32), n_rows=scalar(T.int32))
     x, out, n_rows = kb.args
@@ -203,7 +202,7 @@ def atomic_kernel(kind: str, dt: T.dtype, sem: str = "acq_rel", block: int = 32)
 @pytest.mark.parametrize("kind, dt", [("add", T.int32), ("add", T.float32), ("max", T.int32), ("min", T.int64),
                                       ("max", T.uint32), ("min", T.float64), ("and", T.int32), ("or", T.uint64),
                                       ("xor", T.int32), ("add", T.float16), ("add", T.bfloat16)])
-def test_atomics_from_two_threads_are_exact(kind, dt):
+def test_atomics_from_two_threads_are_exact(rng, kind, dt):
     kernel = atomic_kernel(kind, dt)
     n, bins = 3001, 7
     np_dt = {"bf16": ml_dtypes.bfloat16}.get(dt.name, dt.to_numpy())
@@ -296,7 +295,7 @@ def test_atomic_cas_on_floats_compares_bits():
 # loads fused into their consumer keep tile semantics
 
 
-def test_fused_load_into_overlapping_store_reads_before_writing():
+def test_fused_load_into_overlapping_store_reads_before_writing(rng):
     """x[offs + 1] = x[offs] * 2 in one program: every lane must see the old x."""
     kb = KernelBuilder("shift", x=ptr(T.float32))
     (x,) = kb.args
@@ -313,7 +312,7 @@ def test_fused_load_into_overlapping_store_reads_before_writing():
     np.testing.assert_array_equal(data, expect)
 
 
-def test_fused_load_in_place_and_disjoint():
+def test_fused_load_in_place_and_disjoint(rng):
     kb = KernelBuilder("scale", x=ptr(T.float32), out=ptr(T.float32), n=scalar(T.int32))
     x, out, n = kb.args
     offs = offsets(kb)
@@ -330,7 +329,7 @@ def test_fused_load_in_place_and_disjoint():
     np.testing.assert_array_equal(data, expect)
 
 
-def test_store_between_a_load_and_its_use_is_respected():
+def test_store_between_a_load_and_its_use_is_respected(rng):
     kb = KernelBuilder("order", x=ptr(T.int32), out=ptr(T.int32))
     x, out = kb.args
     offs = kb.arange(16)
@@ -346,7 +345,7 @@ def test_store_between_a_load_and_its_use_is_respected():
     assert not data.any()
 
 
-def test_scatter_through_loaded_indices_with_a_different_load_mask():
+def test_scatter_through_loaded_indices_with_a_different_load_mask(rng):
     kb = KernelBuilder("scatter", idx=ptr(T.int32), v=ptr(T.float32), out=ptr(T.float32), n=scalar(T.int32))
     idx, v, out, n = kb.args
     offs = kb.arange(32)

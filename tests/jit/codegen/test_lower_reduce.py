@@ -9,8 +9,6 @@ from test_lower_control import build_for
 
 from dsl import dtypes as T
 
-rng = np.random.default_rng()
-
 
 def load_tile(kb, p, shape):
     """A row-major tile of `shape` from p[0 : prod(shape)]."""
@@ -45,7 +43,7 @@ def add(kb, lhs, rhs):
 
 @pytest.mark.parametrize("shape, axis", [((1024,), 0), ((37,), 0), ((8, 5), 1), ((6, 16), 0), ((4, 6, 8), 1),
                                          ((3, 1), 1)])
-def test_sum_follows_the_tree_order_exactly(shape, axis):
+def test_sum_follows_the_tree_order_exactly(rng, shape, axis):
     kb = KernelBuilder("sum", x=ptr(T.float32), out=ptr(T.float32))
     x, out = kb.args
     values = load_tile(kb, x, shape)
@@ -61,7 +59,7 @@ def test_sum_follows_the_tree_order_exactly(shape, axis):
     np.testing.assert_array_equal(out.reshape(result_shape), expect)
 
 
-def test_max_with_nan_and_integer_min():
+def test_max_with_nan_and_integer_min(rng):
     kb = KernelBuilder("max", x=ptr(T.float32), y=ptr(T.int16), out=ptr(T.float32), iout=ptr(T.int16))
     x, y, out, iout = kb.args
     (m,) = kb.reduce([load_tile(kb, x, (4, 32))], 1,
@@ -79,7 +77,7 @@ def test_max_with_nan_and_integer_min():
     assert iout[0] == ints.min()
 
 
-def test_argmax_as_a_two_operand_reduce():
+def test_argmax_as_a_two_operand_reduce(rng):
     def combine(kb, lhs, rhs):
         (v1, i1), (v2, i2) = lhs, rhs
         better = kb.cmp("gt", v1, v2)
@@ -101,7 +99,7 @@ def test_argmax_as_a_two_operand_reduce():
     np.testing.assert_array_equal(out, np.argmax(data, axis=1))
 
 
-def test_reduction_inside_a_loop_reuses_its_scratch():
+def test_reduction_inside_a_loop_reuses_its_scratch(rng):
     kb = KernelBuilder("rows", x=ptr(T.float32), out=ptr(T.float32))
     x, out = kb.args
 
@@ -135,7 +133,7 @@ def sequential_scan(x: np.ndarray, axis: int, reverse: bool, combine) -> np.ndar
 
 @pytest.mark.parametrize("shape, axis, reverse", [((100,), 0, False), ((100,), 0, True), ((6, 33), 1, False),
                                                   ((6, 33), 0, True), ((2, 3, 16), 1, False)])
-def test_cumulative_sum(shape, axis, reverse):
+def test_cumulative_sum(rng, shape, axis, reverse):
     kb = KernelBuilder("scan", x=ptr(T.float32), out=ptr(T.float32))
     x, out = kb.args
     (s,) = kb.scan([load_tile(kb, x, shape)], axis, add, reverse=reverse)
@@ -147,7 +145,7 @@ def test_cumulative_sum(shape, axis, reverse):
     np.testing.assert_array_equal(out.reshape(shape), sequential_scan(data, axis, reverse, np.add))
 
 
-def test_two_operand_scan_running_max_with_position():
+def test_two_operand_scan_running_max_with_position(rng):
     def combine(kb, lhs, rhs):
         (v1, i1), (v2, i2) = lhs, rhs
         take = kb.cmp("gt", v1, v2)

@@ -10,8 +10,6 @@ from test_lower_reduce import load_tile, store_tile
 
 from dsl import dtypes as T
 
-rng = np.random.default_rng()
-
 
 def run_shape_kernel(build, inputs: list[np.ndarray], out_sizes: list[int], in_dts, out_dts):
     args = {f"in{i}": ptr(d) for i, d in enumerate(in_dts)}
@@ -27,7 +25,7 @@ def run_shape_kernel(build, inputs: list[np.ndarray], out_sizes: list[int], in_d
     return arrays
 
 
-def test_permute_flip_broadcast_expand_fused_and_stored():
+def test_permute_flip_broadcast_expand_fused_and_stored(rng):
     data = rng.standard_normal(24).astype(np.float32)
 
     def build(kb, ins):
@@ -48,7 +46,7 @@ def test_permute_flip_broadcast_expand_fused_and_stored():
     np.testing.assert_array_equal(wide.reshape(4, 5), np.broadcast_to(np.arange(4)[:, None], (4, 5)))
 
 
-def test_reshape_join_split_cat():
+def test_reshape_join_split_cat(rng):
     a = rng.integers(-99, 99, 16).astype(np.int32)
     b = rng.integers(-99, 99, 16).astype(np.int32)
 
@@ -68,7 +66,7 @@ def test_reshape_join_split_cat():
     np.testing.assert_array_equal(flat, np.concatenate([y * 10 - x, x]).T.ravel())
 
 
-def test_gather_along_each_axis_clamps_indices():
+def test_gather_along_each_axis_clamps_indices(rng):
     data = rng.standard_normal(32).astype(np.float32)
     idx = rng.integers(0, 8, 32).astype(np.int32)
     idx[3] = 100  # out of range: clamped
@@ -89,7 +87,7 @@ def test_gather_along_each_axis_clamps_indices():
 
 @pytest.mark.parametrize("n, descending, dt", [(64, False, T.float32), (16, True, T.int32), (12, False, T.int16),
                                                (7, True, T.float32), (256, True, T.uint8)])
-def test_sort_rows(n, descending, dt):
+def test_sort_rows(rng, n, descending, dt):
     rows = 3
     if dt.is_floating():
         data = rng.standard_normal(rows * n).astype(dt.to_numpy())
@@ -106,7 +104,7 @@ def test_sort_rows(n, descending, dt):
     np.testing.assert_array_equal(out.reshape(rows, n), expect[:, ::-1] if descending else expect)
 
 
-def test_histogram_counts_masked_in_values_only():
+def test_histogram_counts_masked_in_values_only(rng):
     data = rng.integers(-3, 20, 256).astype(np.int32)
 
     def build(kb, ins):

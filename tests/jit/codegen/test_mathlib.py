@@ -1,5 +1,6 @@
-"""jit.codegen.mathlib: ulp error against wider references on ~10^6 inputs per function, special values,
-and the property that matters to the code generator: loops of these emitters vectorise with no calls.
+"""jit.codegen.mathlib (jit.mathlib's algorithms as LLVM IR): ulp error against wider references on
+~10^6 inputs per function, special values, and the property that matters to the code generator: loops
+of these emitters vectorise with no calls.
 
 References: numpy float64 for f32 results, numpy longdouble (x87 80-bit, libm's *l functions) for f64
 results, mpmath for f64 erf. Errors are counted in ulps between our result and the reference rounded
@@ -22,13 +23,13 @@ F32, F64 = ir.FloatType(), ir.DoubleType()
 
 # max ulp allowed: (f32, f64); equal to the documented bounds in mathlib's docstring
 BOUNDS = {
-    "exp": (1, 1), "exp2": (1, 1), "expm1": (1, 2), "log": (1, 1), "log2": (1, 1), "sin": (1, 1),
-    "cos": (1, 1), "tanh": (1, 2), "sigmoid": (2, 2), "erf": (1, 2), "sqrt": (0, 0), "rsqrt": (1, 1),
+    "exp": (1, 1), "exp2": (1, 1), "log": (1, 1), "log2": (1, 1), "sin": (1, 1),
+    "cos": (1, 1), "tanh": (1, 2), "erf": (1, 2), "sqrt": (0, 0), "rsqrt": (1, 1),
 }
 # where the random-uniform inputs go (besides random bit patterns, log-uniform magnitudes, specials)
 RANGES = {
-    "exp": (-110, 100), "exp2": (-160, 140), "expm1": (-25, 95), "log": (0, 10), "log2": (0, 10),
-    "sin": (-50, 50), "cos": (-50, 50), "tanh": (-12, 12), "sigmoid": (-120, 120), "erf": (-7, 7),
+    "exp": (-110, 100), "exp2": (-160, 140), "log": (0, 10), "log2": (0, 10),
+    "sin": (-50, 50), "cos": (-50, 50), "tanh": (-12, 12), "erf": (-7, 7),
     "sqrt": (0, 100), "rsqrt": (0, 100),
 }
 TRIG_RANGE = {np.float32: 2.0**48, np.float64: 2.0**40}  # where sin/cos promise their bound, NaN beyond
@@ -38,8 +39,6 @@ def _ref(name: str, x: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         if name == "erf":
             return np.array([math.erf(v) for v in x.astype(np.float64)])
-        if name == "sigmoid":
-            return 1 / (1 + np.exp(-x))
         if name == "rsqrt":
             return 1 / np.sqrt(x)
         return getattr(np, name)(x)
@@ -118,7 +117,6 @@ SPECIALS = {  # x -> expected, for both types
             (-1000.0, 0.0)],
     "exp2": [(np.nan, np.nan), (np.inf, np.inf), (-np.inf, 0.0), (10.0, 1024.0), (-1.0, 0.5), (-149.0, 2.0**-149),
              (1.0e4, np.inf)],
-    "expm1": [(np.nan, np.nan), (np.inf, np.inf), (-np.inf, -1.0), (-0.0, -0.0), (1e-30, 1e-30), (-100.0, -1.0)],
     "log": [(0.0, -np.inf), (-0.0, -np.inf), (-1.0, np.nan), (np.inf, np.inf), (-np.inf, np.nan),
             (np.nan, np.nan), (1.0, 0.0)],
     "log2": [(0.0, -np.inf), (-2.0, np.nan), (np.inf, np.inf), (np.nan, np.nan), (1.0, 0.0), (1024.0, 10.0),
@@ -127,7 +125,6 @@ SPECIALS = {  # x -> expected, for both types
     "cos": [(0.0, 1.0), (-0.0, 1.0), (np.inf, np.nan), (np.nan, np.nan)],
     "tanh": [(0.0, 0.0), (-0.0, -0.0), (np.inf, 1.0), (-np.inf, -1.0), (50.0, 1.0), (-50.0, -1.0),
              (np.nan, np.nan)],
-    "sigmoid": [(0.0, 0.5), (np.inf, 1.0), (-np.inf, 0.0), (np.nan, np.nan), (-1000.0, 0.0)],
     "erf": [(0.0, 0.0), (-0.0, -0.0), (np.inf, 1.0), (-np.inf, -1.0), (10.0, 1.0), (-10.0, -1.0),
             (np.nan, np.nan)],
     "sqrt": [(0.0, 0.0), (-0.0, -0.0), (-1.0, np.nan), (np.inf, np.inf), (4.0, 2.0)],

@@ -7,8 +7,6 @@ import dsl as tl
 from dsl.errors import OutOfBoundsError
 from jit import cdiv, jit
 
-rng = np.random.default_rng()
-
 
 @jit
 def shifted_copy(x_ptr, out_ptr, n, shift, BLOCK: tl.constexpr):
@@ -33,7 +31,7 @@ def wrapping_offsets(x_ptr, out_ptr, step, BLOCK: tl.constexpr):
 
 
 @pytest.mark.parametrize("n, shift", [(1000, 0), (1000, 5), (1024, 0), (77, 3), (5, 0)])
-def test_partial_masks_write_only_active_lanes(n, shift):
+def test_partial_masks_write_only_active_lanes(rng, n, shift):
     x = rng.standard_normal(n).astype(np.float32)
     out = np.full(n + 64, 7.0, np.float32)
     block = 128
@@ -43,7 +41,7 @@ def test_partial_masks_write_only_active_lanes(n, shift):
 
 
 @pytest.mark.parametrize("n", [1, 100, 256, 300])
-def test_negative_strides(n):
+def test_negative_strides(rng, n):
     x = rng.standard_normal(n).astype(np.float32)
     out = np.full(n + 64, 7.0, np.float32)
     reversed_copy[(cdiv(n, 64),)](x, out, n, BLOCK=64)
@@ -51,7 +49,7 @@ def test_negative_strides(n):
     assert (out[n:] == 7.0).all()
 
 
-def test_wrapped_offsets_are_still_caught():
+def test_wrapped_offsets_are_still_caught(rng):
     x = rng.standard_normal(64).astype(np.float32)
     out = np.empty(16, np.float32)
     wrapping_offsets[(1,)](x, out, 2**30, BLOCK=16)  # program 0 reads x[0:16]

@@ -69,8 +69,7 @@ def test_split_follows_the_load_layout(num_warps):
 
 
 @pytest.mark.parametrize("axis, columns, num_warps", [(0, False, 4), (1, False, 2), (1, True, 8), (0, True, 1)])
-def test_compiled_and_interpreted_sums_agree_bit_for_bit(axis, columns, num_warps):
-    rng = np.random.default_rng()
+def test_compiled_and_interpreted_sums_agree_bit_for_bit(rng, axis, columns, num_warps):
     R, C, n_cols = 32, 64, 50
     x = (rng.standard_normal(R * C) * 10.0 ** rng.integers(-3, 4, R * C)).astype(np.float32)
     outs = []

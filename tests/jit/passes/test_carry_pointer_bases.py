@@ -69,8 +69,7 @@ def _loop_ir(jit_fn, args, constexprs, model_gpu=False):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_matmul_k_loop_matches_numpy_at_odd_sizes(dtype):
-    rng = np.random.default_rng()
+def test_matmul_k_loop_matches_numpy_at_odd_sizes(rng, dtype):
     M, N, K = 70, 45, 83
     a = rng.standard_normal((M, K)).astype(dtype)
     b = rng.standard_normal((K, N)).astype(dtype)
@@ -81,8 +80,7 @@ def test_matmul_k_loop_matches_numpy_at_odd_sizes(dtype):
     assert "ptr<f" in loop_ir and "xptr<" not in loop_ir  # both pointers carried as scalars
 
 
-def test_pointers_used_after_the_loop_are_rebuilt():
-    rng = np.random.default_rng()
+def test_pointers_used_after_the_loop_are_rebuilt(rng):
     x = rng.standard_normal(6 * 16).astype(np.float32)
     out = np.empty(16, np.float32)
     walk_then_store[(1,)](x, out, 5, BLOCK=16)
@@ -92,8 +90,7 @@ def test_pointers_used_after_the_loop_are_rebuilt():
     np.testing.assert_array_equal(out, expected)
 
 
-def test_lane_dependent_steps_keep_the_tile():
-    rng = np.random.default_rng()
+def test_lane_dependent_steps_keep_the_tile(rng):
     x = rng.standard_normal(200).astype(np.float32)
     out = np.empty(8, np.float32)
     lane_dependent_step[(1,)](x, out, 4, BLOCK=8)
@@ -111,8 +108,8 @@ def test_gpu_model_keeps_tile_increments():
     assert [r.type.shape for r in _loop_ir(k_loop_matmul, args, tiles).results] == [(16, 16), (), ()]
 
 
-def test_overrun_in_a_carried_loop_is_caught_with_its_offset():
-    a = np.random.default_rng().standard_normal(40).astype(np.float32)
+def test_overrun_in_a_carried_loop_is_caught_with_its_offset(rng):
+    a = rng.standard_normal(40).astype(np.float32)
     out = np.empty(16, np.float32)
     with pytest.raises(OutOfBoundsError, match=r"k_loop_overrun.*acc \+= tl.load\(ptrs\).*element offset 40"):
         k_loop_overrun[(1,)](a, out, 40, BK=16)

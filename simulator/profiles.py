@@ -7,9 +7,8 @@ modeled schedule) and `roofline(path)` (a PNG, if matplotlib is installed).
 
 WAVETILE_PROFILE=1 opens a process-wide profile at import and prints its table at exit.
 
-`simulator.profile` is this module and is also callable: `simulator.profile()` is `profile()`,
-so `with simulator.profile() as prof:` and `simulator.profile.record_launch(...)` both work
-(see _CallableModule at the bottom).
+The module is `profiles` so that `simulator.profile` can be the context manager itself (Triton-like
+`with simulator.profile() as prof:`).
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import contextlib
 import os
 import sys
 import threading
-import types
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -161,19 +159,3 @@ def _install_env_profile() -> Profile | None:
 
 
 GLOBAL_PROFILE = _install_env_profile()
-
-
-class _CallableModule(types.ModuleType):
-    """The module object of simulator.profile, callable as the `profile()` context manager.
-
-    Users write `with simulator.profile() as prof:` (Triton-like) while the runtime calls
-    `simulator.profile.record_launch(...)`; one name has to be both, and a callable module keeps
-    `import simulator.profile as m` and attribute access working, which rebinding the name to
-    the function would break.
-    """
-
-    def __call__(self) -> contextlib.AbstractContextManager[Profile]:
-        return profile()
-
-
-sys.modules[__name__].__class__ = _CallableModule
