@@ -446,6 +446,8 @@ def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int) -> Counters:
             flops *= 3
     key = simulator.specs.DTYPE_ALIASES.get(key, key)
     writes, reads, _ = shared_model.dot(m, n, k, max(1, dtype.itemsize), num_warps, spec.warp_size, batches)
+    if spec.async_mma(batches * m, num_warps) and key not in ("fp32", "fp64"):
+        reads = []  # warpgroup MMAs read the staged operands straight from shared memory
     tile = f"{key}:{batches * m}:{n}:{k}"
     return (Counters(tensor_flops={key: flops}, tensor_tiles={tile: flops}, barriers=execs * num_warps)
             + _times(_shared(writes + reads, spec), execs))
