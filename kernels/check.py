@@ -1,4 +1,4 @@
-"""`python -m kernels`: run every op of the library on the default emulated machine and check it.
+"""`python -m kernels.check`: run every op of the library on the default emulated machine and check it.
 
 Prints one table: op, shape, dtype, max error against the numpy reference, CPU time, and the
 modeled time and bound on the emulated machine when the simulator recorded the launches.
