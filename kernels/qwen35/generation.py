@@ -19,6 +19,7 @@ class GenerationOutput:
     logits: list[np.ndarray] | None = None  # per prompt fp32 [n_new, vocab]: the logits that chose each new token
     text: list[str] | None = None  # decoded new tokens when the model has a tokenizer
     prompt_tokens: list[list[int]] = field(default_factory=list)
+    memory: dict[str, int] = field(default_factory=dict)  # bytes of weights, KV cache and GDN states
 
 
 def _top_p_draw(probs: np.ndarray, top_p: float, rng: np.random.Generator) -> int:
@@ -87,7 +88,8 @@ def generate(model, prompts, max_new_tokens: int = 16, *, do_sample: bool = Fals
             progress("decode", i + 1, max_new_tokens - 1)
         active, chosen = active[still], chosen[still]
         logits = model.decode(cache, chosen, active)
-    out = GenerationOutput(tokens, prompt_tokens=prompts)
+    out = GenerationOutput(tokens, prompt_tokens=prompts, memory={
+        "weights": model.weight_bytes, "kv_cache": cache.kv_bytes, "gdn_states": cache.state_bytes})
     if return_logits:
         out.logits = [np.stack(k).astype(np.float32) for k in kept]
     if model.tokenizer is not None:

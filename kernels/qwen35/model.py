@@ -35,8 +35,14 @@ class Cache:
     def capacity(self) -> int:
         return self.pages * GatedAttention.BLOCK_SIZE
 
-    def nbytes(self, kind: str) -> int:
-        return sum(a.nbytes for layer in self.layers for name, a in layer.items() if name in kind)
+    @property
+    def kv_bytes(self) -> int:
+        return sum(layer["kv"].nbytes for layer in self.layers if "kv" in layer)
+
+    @property
+    def state_bytes(self) -> int:
+        """Gated DeltaNet conv and recurrent states."""
+        return sum(a.nbytes for layer in self.layers for name, a in layer.items() if name != "kv")
 
     def block_table(self, rows: np.ndarray) -> np.ndarray:
         return (rows[:, None] * self.pages + np.arange(self.pages)[None, :]).astype(np.int32)
