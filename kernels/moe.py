@@ -29,7 +29,6 @@ from kernels.registry import Case, register
 
 MAX_EXPERTS = 1024
 _TOPK_SLOTS = 16  # the router holds up to this many choices per token; one compiled kernel serves every k
-TOPK_CHOICES = (1, 2, 4, 8, 10)
 
 # First entry is the default; BLOCK_M is also moe_align's padding unit.
 AUTOTUNE_CONFIGS = [
@@ -217,8 +216,9 @@ def _precision(dtype) -> str:
 
 
 def _check_topk(k: int, E: int) -> None:
-    if k not in TOPK_CHOICES or k > E:
-        raise ValueError(f"top-k must be one of {TOPK_CHOICES} and at most the {E} experts, got {k}")
+    if not isinstance(k, (int, np.integer)) or not 1 <= k <= min(_TOPK_SLOTS, E):
+        raise ValueError(f"top-k must be an integer in 1..{min(_TOPK_SLOTS, E)} (at most {_TOPK_SLOTS} and the {E} "
+                         f"experts), got {k}")
 
 
 def moe_router(x: np.ndarray, w_router: np.ndarray, k: int, w_shared_gate: np.ndarray | None = None

@@ -43,3 +43,20 @@ def hf_logits(model, prompt: list[int]) -> np.ndarray:
 
     with torch.no_grad():
         return model(torch.tensor([prompt])).logits[0].float().numpy()
+
+
+def tiny_config(family: str = "moe", **changes):
+    """The embedded model's shapes with a small vocab (fast for transformers too), changed by `changes`."""
+    from kernels.qwen35.config import TINY_MOE, Qwen35Config
+
+    base = {**TINY_MOE, "vocab_size": 512, "family": family}
+    if family == "dense":
+        for name in ("moe_intermediate_size", "shared_expert_intermediate_size", "num_experts", "num_experts_per_tok"):
+            base.pop(name)
+        base["intermediate_size"] = 384
+    return Qwen35Config(**{**base, **changes})
+
+
+def relative_error(a: np.ndarray, b: np.ndarray) -> float:
+    """max |a - b| / max |b| (the issue's measure)."""
+    return float(np.abs(np.asarray(a, np.float64) - b).max() / np.abs(b).max())
