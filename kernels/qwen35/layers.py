@@ -187,15 +187,18 @@ class GatedAttention:
 class SparseMoe:
     """Router softmax top-k (renormalised), grouped SwiGLU experts, shared expert scaled by its sigmoid gate."""
 
-    def __init__(self, c: Qwen35Config, t: dict[str, np.ndarray], p: str, dtype, mxfp4: bool):
+    def __init__(self, c: Qwen35Config, t: dict[str, np.ndarray], p: str, dtype, quantize: str | None):
         self.k = c.num_experts_per_tok
         self.router = _cast(t[p + "gate.weight"], dtype)
-        gate_up = np.asarray(t[p + "experts.gate_up_proj"], np.float32)
-        down = np.asarray(t[p + "experts.down_proj"], np.float32)
-        if mxfp4:
-            self.w1, self.w2 = MXFP4Experts.from_float(gate_up), MXFP4Experts.from_float(down)
+        gate_up, down = t[p + "experts.gate_up_proj"], t[p + "experts.down_proj"]
+        if quantize == "mxfp4":
+            self.w1, self.w2 = (MXFP4Experts.from_float(np.asarray(w, np.float32)) for w in (gate_up, down))
+        elif quantize == "w4a16" and c.hidden_size % W4A16_GROUP == 0 and c.moe_intermediate_size % W4A16_GROUP == 0:
+            self.w1, self.w2 = ([Int4Weight.from_float(np.ascontiguousarray(np.asarray(w[e], np.float32).T),
+                                                       W4A16_GROUP, "awq") for e in range(w.shape[0])]
+                                for w in (gate_up, down))
         else:
-            self.w1, self.w2 = gate_up.astype(dtype), down.astype(dtype)
+            self.w1, self.w2 = _cast(gate_up, dtype), _cast(down, dtype)
         s = p + "shared_expert."
         self.shared_w1 = _cast(np.concatenate([np.asarray(t[s + "gate_proj.weight"], np.float32),
                                                np.asarray(t[s + "up_proj.weight"], np.float32)]), dtype)
@@ -205,12 +208,15 @@ class SparseMoe:
     @property
     def nbytes(self) -> int:
         def size(w):
-            return w.blocks.nbytes + w.scales.nbytes if isinstance(w, MXFP4Experts) else w.nbytes
+            if isinstance(w, MXFP4Experts):
+                return w.blocks.nbytes + w.scales.nbytes
+            return sum(q.qweight.nbytes + q.qzeros.nbytes + q.scales.nbytes for q in w) if isinstance(w, list) \
+                else w.nbytes
         return (size(self.w1) + size(self.w2) + self.router.nbytes + self.shared_w1.nbytes + self.shared_w2.nbytes
                 + self.shared_gate.nbytes)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        forward = moe_forward_quantized if isinstance(self.w1, MXFP4Experts) else moe_forward
+        forward = moe_forward if isinstance(self.w1, np.ndarray) else moe_forward_quantized
         with family("moe"):
             return forward(x, self.router, self.w1, self.w2, self.k, shared_w1=self.shared_w1,
                            shared_w2=self.shared_w2, w_shared_gate=self.shared_gate)

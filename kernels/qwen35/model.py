@@ -59,7 +59,7 @@ class Decoder:
             self.mixer = GatedDeltaNet(c, t, p + "linear_attn.", dtype, w4a16)
         else:
             self.mixer = GatedAttention(c, t, p + "self_attn.", dtype, w4a16)
-        self.mlp = (SparseMoe(c, t, p + "mlp.", dtype, quantize == "mxfp4") if c.is_moe
+        self.mlp = (SparseMoe(c, t, p + "mlp.", dtype, quantize) if c.is_moe
                     else DenseMlp(c, t, p + "mlp.", dtype, w4a16))
         self.input_norm = np.asarray(t[p + "input_layernorm.weight"], np.float32).astype(dtype)
         self.post_norm = np.asarray(t[p + "post_attention_layernorm.weight"], np.float32).astype(dtype)
