@@ -31,7 +31,8 @@ def hf_greedy(model, prompt: list[int], max_new_tokens: int) -> tuple[list[int],
     import torch
 
     with torch.no_grad():
-        out = model.generate(torch.tensor([prompt]), max_new_tokens=max_new_tokens, do_sample=False,
+        ids = torch.tensor([prompt])  # an explicit mask: generate would take tokens equal to pad_token_id for padding
+        out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, do_sample=False,
                              output_logits=True, return_dict_in_generate=True, pad_token_id=0)
     tokens = out.sequences[0, len(prompt):].tolist()
     return tokens, torch.stack([step[0] for step in out.logits]).float().numpy()
