@@ -17,6 +17,7 @@ output, like a plain launch, and records a simulator.LaunchRecord:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import math
@@ -45,6 +46,25 @@ _NO_INSTRUCTIONS = {"tile.join", "tile.split", "tile.cat", "tile.flip", "tile.pe
 
 
 # --- entry points --------------------------------------------------------------------------------------
+_MODEL_ONLY: list[frozenset[str]] = []
+
+
+@contextlib.contextmanager
+def model_only(run_fully=()):
+    """Inside the block, profiled launches run only the programs they measure, as `model_launch` does: cheap at
+    real model sizes, the outputs of other programs left uncomputed. Kernels named in `run_fully` (those whose
+    outputs steer later launches or the host, such as a router's expert ids) still run every program."""
+    _MODEL_ONLY.append(frozenset(run_fully))
+    try:
+        yield
+    finally:
+        _MODEL_ONLY.pop()
+
+
+def _skips_rest(name: str) -> bool:
+    return bool(_MODEL_ONLY) and name not in _MODEL_ONLY[-1]
+
+
 
 def profiled_launch(jit_fn, kernel, grid: tuple[int, int, int], runtime: list, *, machine=None,
                     sample: int | bool | None = None, shared_padding: int | None = None) -> LaunchRecord:
@@ -57,7 +77,7 @@ def profiled_launch(jit_fn, kernel, grid: tuple[int, int, int], runtime: list, *
     buffers, chosen = _run_instrumented(instrumented, grid, runtime, jit_fn.__name__, sample, spec, total)
     cpu = time.perf_counter() - start
     rest = None
-    if chosen is not None:
+    if chosen is not None and not _skips_rest(jit_fn.__name__):
         others = np.setdiff1d(np.arange(total, dtype=np.int64), chosen, assume_unique=True)
         threads = max(1, launcher.num_threads() - 1)  # one core is left to the analysis
         rest = _background().submit(_timed, launcher.execute, kernel, grid, runtime, jit_fn.__name__, programs=others,

@@ -1,5 +1,6 @@
-"""Op-family labels for launches: the model wraps each op in `family("gdn.conv")` so a profile of a whole generation
-can be summed per op family (kernel names alone cannot tell a GDN in-projection GEMM from the LM head)."""
+"""Op-family labels for launches: the model wraps each op in `family(...)` so a profile of a whole generation can be
+summed per op family (kernel names alone cannot tell a GDN in-projection GEMM from the LM head). Families nest:
+`family("gdn")` around `family("conv1d")` labels the conv launches "gdn/conv1d"."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Iterator
 import simulator
 
 _OPEN: list[tuple[simulator.Profile, list[str]]] = []
+_PATH: list[str] = []
 
 
 @contextlib.contextmanager
@@ -29,10 +31,14 @@ def family(name: str) -> Iterator[None]:
     if not _OPEN:
         yield
         return
+    outer = "/".join(_PATH) or "other"
     for prof, labels in _OPEN:
-        labels.extend(["other"] * (len(prof.launches) - len(labels)))
+        labels.extend([outer] * (len(prof.launches) - len(labels)))
+    _PATH.append(name)
     try:
         yield
     finally:
+        label = "/".join(_PATH)
+        _PATH.pop()
         for prof, labels in _OPEN:
-            labels.extend([name] * (len(prof.launches) - len(labels)))
+            labels.extend([label] * (len(prof.launches) - len(labels)))

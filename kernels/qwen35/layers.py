@@ -54,13 +54,13 @@ class Linear:
     """y = x @ W^T (+ b) with W stored [in, out] for the GEMM, or as INT4 (W4A16, group 128) when quantised."""
 
     def __init__(self, weight: np.ndarray, bias: np.ndarray | None, dtype, quantize: bool = False):
-        w = np.ascontiguousarray(np.asarray(weight, np.float32).T)
+        w = np.asarray(weight).T
         self.in_features, self.out_features = w.shape
         if quantize and self.in_features % W4A16_GROUP == 0 and self.out_features % 8 == 0:
-            self.weight = Int4Weight.from_float(w, W4A16_GROUP, "awq")
+            self.weight = Int4Weight.from_float(np.ascontiguousarray(w, np.float32), W4A16_GROUP, "awq")
         else:
-            self.weight = w.astype(dtype)
-        self.bias = None if bias is None else np.asarray(bias, np.float32).astype(dtype)
+            self.weight = _cast(w, dtype)  # no copy when the file's layout and dtype already fit
+        self.bias = None if bias is None else _cast(bias, dtype)
 
     @property
     def nbytes(self) -> int:
@@ -74,7 +74,7 @@ class Linear:
 
 
 def _cast(t: np.ndarray, dtype) -> np.ndarray:
-    return np.ascontiguousarray(np.asarray(t, np.float32).astype(dtype))
+    return np.ascontiguousarray(np.asarray(t).astype(dtype, copy=False))
 
 
 class GatedDeltaNet:
@@ -90,8 +90,8 @@ class GatedDeltaNet:
         self.out = Linear(t[p + "out_proj.weight"], None, dtype, w4a16)
         self.conv_weight = _cast(t[p + "conv1d.weight"], dtype).reshape(c.conv_dim, c.linear_conv_kernel_dim)
         # transformers computes the gates from A_log.float() and dt_bias promoted to fp32: the model-dtype values
-        self.A_log = np.asarray(t[p + "A_log"], np.float32).astype(dtype).astype(np.float32)
-        self.dt_bias = np.asarray(t[p + "dt_bias"], np.float32).astype(dtype).astype(np.float32)
+        self.A_log = _cast(t[p + "A_log"], dtype).astype(np.float32)
+        self.dt_bias = _cast(t[p + "dt_bias"], dtype).astype(np.float32)
         self.norm_weight = _cast(t[p + "norm.weight"], dtype)
 
     @property
@@ -109,9 +109,9 @@ class GatedDeltaNet:
         c = self.c
         T = x.shape[0]
         HK, HV, dk, dv = c.linear_num_key_heads, c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim
-        with family("gdn.in_proj"):
+        with family("in_proj"):
             mixed, z, b, a = self.in_qkv(x), self.in_z(x), self.in_b(x), self.in_a(x)
-        with family("gdn.conv1d"):
+        with family("conv1d"):
             if step.decode:
                 y = causal_conv1d_update(mixed, self.conv_weight, state["conv"], step.rows)
             else:
@@ -121,16 +121,16 @@ class GatedDeltaNet:
         k = y[:, c.key_dim:2 * c.key_dim].reshape(T, HK, dk)
         v = y[:, 2 * c.key_dim:].reshape(T, HV, dv)
         gates = dict(a=a, b=b, A_log=self.A_log, dt_bias=self.dt_bias)
-        with family("gdn.delta_rule"):
+        with family("delta_rule"):
             if step.decode:
                 o = gated_delta_decode(q, k, v, state["recurrent"], **gates, state_indices=step.rows)
             else:
                 o, state["recurrent"] = chunk_gated_delta_rule(
                     q, k, v, **gates, cu_seqlens=step.cu_seqlens,
                     initial_state=None if step.first_prefill else state["recurrent"])
-        with family("gdn.norm"):
+        with family("gated_norm"):
             o = gated_rmsnorm(o, z.reshape(T, HV, dv), self.norm_weight, c.rms_norm_eps)
-        with family("gdn.out_proj"):
+        with family("out_proj"):
             return self.out(o.reshape(T, HV * dv))
 
 
@@ -143,9 +143,8 @@ class GatedAttention:
     def __init__(self, c: Qwen35Config, t: dict[str, np.ndarray], p: str, dtype, w4a16: bool):
         self.c = c
         names = ("q_proj", "k_proj", "v_proj")
-        weight = np.concatenate([np.asarray(t[p + n + ".weight"], np.float32) for n in names])
-        bias = (np.concatenate([np.asarray(t[p + n + ".bias"], np.float32) for n in names])
-                if c.attention_bias else None)
+        weight = np.concatenate([t[p + n + ".weight"] for n in names])
+        bias = np.concatenate([t[p + n + ".bias"] for n in names]) if c.attention_bias else None
         self.qkv = Linear(weight, bias, dtype, w4a16)
         self.out = Linear(t[p + "o_proj.weight"], t.get(p + "o_proj.bias") if c.attention_bias else None, dtype,
                           w4a16)
@@ -164,12 +163,12 @@ class GatedAttention:
         c = self.c
         T, H, Hkv, D = x.shape[0], c.num_attention_heads, c.num_key_value_heads, c.head_dim
         kv = state["kv"]
-        with family("attn.qkv_proj"):
+        with family("qkv_proj"):
             qkv = self.qkv(x)
-        with family("attn.prologue"):
+        with family("qk_norm_rope_kv"):
             q, gate = qkv_prologue(qkv, self.q_norm, self.k_norm, step.positions, kv, step.slot_mapping,
                                    c.rotary_dim, theta=c.rope_theta, eps=c.rms_norm_eps)
-        with family("attn.core"):
+        with family("attention"):
             if step.decode:
                 o = paged_decode(q, kv[0], kv[1], step.block_table, step.seq_lens, gate)
             else:
@@ -180,7 +179,7 @@ class GatedAttention:
                     s, e, n = step.cu_seqlens[i], step.cu_seqlens[i + 1], step.seq_lens[i]
                     attention(q[None, s:e], keys[0, row, None, :n], keys[1, row, None, :n], gate[None, s:e],
                               causal=True, scale=D ** -0.5, out=o[None, s:e])
-        with family("attn.o_proj"):
+        with family("o_proj"):
             return self.out(o.reshape(T, H * D))
 
 
@@ -200,10 +199,10 @@ class SparseMoe:
         else:
             self.w1, self.w2 = _cast(gate_up, dtype), _cast(down, dtype)
         s = p + "shared_expert."
-        self.shared_w1 = _cast(np.concatenate([np.asarray(t[s + "gate_proj.weight"], np.float32),
-                                               np.asarray(t[s + "up_proj.weight"], np.float32)]), dtype)
+        self.shared_w1 = _cast(np.concatenate([t[s + "gate_proj.weight"], t[s + "up_proj.weight"]]), dtype)
         self.shared_w2 = _cast(t[s + "down_proj.weight"], dtype)
         self.shared_gate = _cast(t[p + "shared_expert_gate.weight"], dtype).reshape(-1)
+        self.router_input: np.ndarray | None = None  # modeling: activations routed instead of uncomputed ones
 
     @property
     def nbytes(self) -> int:
@@ -216,10 +215,12 @@ class SparseMoe:
                 + self.shared_gate.nbytes)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        forward = moe_forward if isinstance(self.w1, np.ndarray) else moe_forward_quantized
+        shared = dict(shared_w1=self.shared_w1, shared_w2=self.shared_w2, w_shared_gate=self.shared_gate)
         with family("moe"):
-            return forward(x, self.router, self.w1, self.w2, self.k, shared_w1=self.shared_w1,
-                           shared_w2=self.shared_w2, w_shared_gate=self.shared_gate)
+            if not isinstance(self.w1, np.ndarray):
+                return moe_forward_quantized(x, self.router, self.w1, self.w2, self.k, **shared)
+            routed = None if self.router_input is None else self.router_input[:x.shape[0]]
+            return moe_forward(x, self.router, self.w1, self.w2, self.k, **shared, router_input=routed)
 
 
 class DenseMlp:
@@ -227,7 +228,7 @@ class DenseMlp:
     weight in fp32, the SiLU-and-multiply kernel, then the INT4 down GEMM."""
 
     def __init__(self, c: Qwen35Config, t: dict[str, np.ndarray], p: str, dtype, w4a16: bool):
-        gate, up = (np.asarray(t[p + n + ".weight"], np.float32) for n in ("gate_proj", "up_proj"))
+        gate, up = (t[p + n + ".weight"] for n in ("gate_proj", "up_proj"))
         self.down = Linear(t[p + "down_proj.weight"], None, dtype, w4a16)
         self.quantized = isinstance(self.down.weight, Int4Weight)
         if self.quantized:

@@ -16,7 +16,7 @@ from kernels.norm import rmsnorm
 from kernels.qwen35 import weights as ckpt
 from kernels.qwen35.config import TINY_MOE, Qwen35Config
 from kernels.qwen35.families import family
-from kernels.qwen35.layers import DenseMlp, GatedAttention, GatedDeltaNet, SparseMoe, Step
+from kernels.qwen35.layers import DenseMlp, GatedAttention, GatedDeltaNet, SparseMoe, Step, _cast
 from kernels.rows import gather_rows
 
 DTYPES = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16), "bfloat16": BF16}
@@ -61,8 +61,8 @@ class Decoder:
             self.mixer = GatedAttention(c, t, p + "self_attn.", dtype, w4a16)
         self.mlp = (SparseMoe(c, t, p + "mlp.", dtype, quantize) if c.is_moe
                     else DenseMlp(c, t, p + "mlp.", dtype, w4a16))
-        self.input_norm = np.asarray(t[p + "input_layernorm.weight"], np.float32).astype(dtype)
-        self.post_norm = np.asarray(t[p + "post_attention_layernorm.weight"], np.float32).astype(dtype)
+        self.input_norm = _cast(t[p + "input_layernorm.weight"], dtype)
+        self.post_norm = _cast(t[p + "post_attention_layernorm.weight"], dtype)
 
     @property
     def nbytes(self) -> int:
@@ -73,7 +73,8 @@ class Qwen35:
     """A Qwen3.5 model whose every arithmetic step is a kernel launch on the emulated GPU."""
 
     def __init__(self, config: Qwen35Config, tensors: dict[str, np.ndarray], dtype: str = "float32",
-                 quantize: str | None = None, tokenizer=None):
+                 quantize: str | None = None, tokenizer=None, layer_indices: list[int] | None = None):
+        """`layer_indices` builds only those decoder layers (the projection models one layer of each kind)."""
         if dtype not in DTYPES:
             raise ValueError(f"Qwen35: dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
         if quantize not in QUANTIZE:
@@ -85,11 +86,12 @@ class Qwen35:
             raise ValueError("Qwen35: quantize='mxfp4' quantizes MoE experts; this is a dense model")
         self.config, self.dtype, self.quantize, self.tokenizer = config, DTYPES[dtype], quantize, tokenizer
         c, dt = config, self.dtype
-        self.embed = np.ascontiguousarray(np.asarray(tensors["model.embed_tokens.weight"]).astype(dt))
-        head = tensors["model.embed_tokens.weight" if c.tie_word_embeddings else "lm_head.weight"]
-        self.lm_head = np.ascontiguousarray(np.asarray(head, np.float32).T.astype(dt))  # [hidden, vocab]
-        self.final_norm = np.asarray(tensors["model.norm.weight"], np.float32).astype(dt)
-        self.layers = [Decoder(c, tensors, i, dt, quantize) for i in range(c.num_hidden_layers)]
+        self.embed = _cast(tensors["model.embed_tokens.weight"], dt)
+        # [hidden, vocab] for the GEMM; tied embeddings share the table (a transposed view), as transformers ties
+        self.lm_head = self.embed.T if c.tie_word_embeddings else _cast(tensors["lm_head.weight"].T, dt)
+        self.final_norm = _cast(tensors["model.norm.weight"], dt)
+        self.layer_indices = list(range(c.num_hidden_layers)) if layer_indices is None else list(layer_indices)
+        self.layers = [Decoder(c, tensors, i, dt, quantize) for i in self.layer_indices]
 
     # ---------------------------------------------------------------------------------------------------- loading
     @classmethod
@@ -112,7 +114,7 @@ class Qwen35:
     @property
     def weight_bytes(self) -> int:
         return (self.embed.nbytes + self.final_norm.nbytes + sum(layer.nbytes for layer in self.layers)
-                + self.lm_head.nbytes)
+                + (0 if self.config.tie_word_embeddings else self.lm_head.nbytes))
 
     # ---------------------------------------------------------------------------------------------------- running
     def new_cache(self, batch: int, max_tokens: int) -> Cache:
@@ -190,15 +192,16 @@ class Qwen35:
             h = gather_rows(self.embed, tokens)
         residual = None
         for layer, state in zip(self.layers, cache.layers):
-            with family("norm"):
-                if residual is None:
-                    x, residual = rmsnorm(h, layer.input_norm, eps, zero_centered=True), h
-                else:
-                    x, residual = rmsnorm(h, layer.input_norm, eps, residual=residual, zero_centered=True)
-            mixed = layer.mixer(x, step, state)
-            with family("norm"):
-                x, residual = rmsnorm(mixed, layer.post_norm, eps, residual=residual, zero_centered=True)
-            h = layer.mlp(x)
+            with family("gdn" if layer.kind == "linear_attention" else "attn"):
+                with family("norm"):
+                    if residual is None:
+                        x, residual = rmsnorm(h, layer.input_norm, eps, zero_centered=True), h
+                    else:
+                        x, residual = rmsnorm(h, layer.input_norm, eps, residual=residual, zero_centered=True)
+                mixed = layer.mixer(x, step, state)
+                with family("norm"):
+                    x, residual = rmsnorm(mixed, layer.post_norm, eps, residual=residual, zero_centered=True)
+                h = layer.mlp(x)
         with family("norm"):
             out, _ = rmsnorm(h, self.final_norm, eps, residual=residual, zero_centered=True)
         return out
