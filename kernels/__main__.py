@@ -20,7 +20,7 @@ from jit import compiler
 
 
 def _parser() -> argparse.ArgumentParser:
-    from kernels.qwen35.projection import PRESETS
+    from kernels.qwen35.projection import ALIASES, PRESETS
 
     p = argparse.ArgumentParser(prog="python -m kernels", description=__doc__.split("\n")[0])
     p.add_argument("--model", help="a Hugging Face Qwen3.5 model directory (default: the embedded tiny MoE model)")
@@ -33,7 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--new-tokens", type=int, default=32, help="tokens to generate per prompt (default 32)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--trace", default="qwen35_trace.json", help="Perfetto / chrome://tracing JSON to write")
-    p.add_argument("--project", choices=sorted(PRESETS), help="model a real model's layers instead of running one")
+    p.add_argument("--project", choices=sorted(PRESETS) + sorted(ALIASES), metavar="MODEL",
+                   help=f"model a real model's layers instead of running one: {', '.join(sorted(PRESETS))}")
     return p
 
 

@@ -24,10 +24,10 @@ from kernels.mxfp4_fp8 import MXFP4Experts
 from kernels.norm import gated_rmsnorm
 from kernels.paged import paged_decode
 from kernels.qkv import qkv_prologue
-from kernels.qwen35.config import Qwen35Config
-from kernels.qwen35.families import family
 from kernels.quant import Int4Weight
 from kernels.quant_gemm import w4a16_gemm
+from kernels.qwen35.config import Qwen35Config
+from kernels.qwen35.families import family
 from kernels.rows import add_bias
 
 W4A16_GROUP = 128
@@ -108,7 +108,8 @@ class GatedDeltaNet:
     def __call__(self, x: np.ndarray, step: Step, state: dict[str, np.ndarray]) -> np.ndarray:
         c = self.c
         T = x.shape[0]
-        HK, HV, dk, dv = c.linear_num_key_heads, c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim
+        HK, HV = c.linear_num_key_heads, c.linear_num_value_heads
+        dk, dv = c.linear_key_head_dim, c.linear_value_head_dim
         with family("in_proj"):
             mixed, z, b, a = self.in_qkv(x), self.in_z(x), self.in_b(x), self.in_a(x)
         with family("conv1d"):

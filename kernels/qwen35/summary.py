@@ -47,7 +47,8 @@ def table(rows: list[FamilyRow], machine: str) -> str:
     widths = [max(len(line[i]) for line in lines) for i in range(5)]
     text = []
     for i, line in enumerate(lines):
-        text.append("  ".join(c.rjust(w) if j in (1, 2, 3) else c.ljust(w) for j, (c, w) in enumerate(zip(line, widths))))
+        cells = zip(line, widths)
+        text.append("  ".join(c.rjust(w) if j in (1, 2, 3) else c.ljust(w) for j, (c, w) in enumerate(cells)))
         if i == 0 or i == len(lines) - 2:
             text.append("  ".join("-" * w for w in widths))
     return "\n".join(text)

@@ -63,7 +63,7 @@ def test_align_segments_as_sets_and_scatter():
 
 @pytest.mark.parametrize("shared", [True, False])
 def test_moe_equals_per_token_loop(shared):
-    """fp16 here; the bf16 block runs in `python -m kernels.check` (one more set of compiles than this file can afford)."""
+    """fp16 here; the bf16 block runs in `python -m kernels.check` (one more set of compiles than this file affords)."""
     rng = np.random.default_rng()
     a = moe.make_moe_inputs(rng, M, HIDDEN, E, INTER, SHARED, np.float16)
     extra = {n: a[n] for n in ("shared_w1", "shared_w2", "w_shared_gate")} if shared else {}
