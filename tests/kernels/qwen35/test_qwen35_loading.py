@@ -104,3 +104,18 @@ def test_config_reads_transformers_fields():
         Qwen35Config.from_dict({"model_type": "qwen3_5_text", "hidden_act": "gelu"})
     with pytest.raises(ValueError, match="num_attention_heads"):
         Qwen35Config.from_dict({"model_type": "qwen3_5_text", "num_attention_heads": 5})
+
+
+def test_text_in_and_out_with_the_directory_tokenizer(tmp_path, reference):
+    tokenizers = pytest.importorskip("tokenizers")
+    config, tensors, _ = reference
+    write_checkpoint(tmp_path, config, tensors)
+    vocab = {f"w{i}": i for i in range(config.vocab_size)}
+    tok = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="w0"))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    tok.save(str(tmp_path / "tokenizer.json"))
+    model = Qwen35.from_pretrained(tmp_path)
+    text = model.generate(["w3 w1 w4", "w9 w2"], 3)
+    ids = model.generate([[3, 1, 4], [9, 2]], 3)
+    assert text.tokens == ids.tokens
+    assert text.text == [tok.decode(t) for t in ids.tokens] and all(s.startswith("w") for s in text.text)
