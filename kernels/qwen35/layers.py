@@ -59,8 +59,8 @@ class Linear:
         if quantize and self.in_features % W4A16_GROUP == 0 and self.out_features % 8 == 0:
             self.weight = Int4Weight.from_float(np.ascontiguousarray(w, np.float32), W4A16_GROUP, "awq")
         else:
-            self.weight = _cast(w, dtype)  # no copy when the file's layout and dtype already fit
-        self.bias = None if bias is None else _cast(bias, dtype)
+            self.weight = cast_weight(w, dtype)  # no copy when the file's layout and dtype already fit
+        self.bias = None if bias is None else cast_weight(bias, dtype)
 
     @property
     def nbytes(self) -> int:
@@ -73,7 +73,8 @@ class Linear:
         return y if self.bias is None else add_bias(y, self.bias)
 
 
-def _cast(t: np.ndarray, dtype) -> np.ndarray:
+def cast_weight(t: np.ndarray, dtype) -> np.ndarray:
+    """A C-contiguous copy in `dtype`, or `t` itself when it already is one (synthetic projection weights)."""
     return np.ascontiguousarray(np.asarray(t).astype(dtype, copy=False))
 
 
@@ -88,11 +89,11 @@ class GatedDeltaNet:
         self.in_b = Linear(t[p + "in_proj_b.weight"], None, dtype, w4a16)
         self.in_a = Linear(t[p + "in_proj_a.weight"], None, dtype, w4a16)
         self.out = Linear(t[p + "out_proj.weight"], None, dtype, w4a16)
-        self.conv_weight = _cast(t[p + "conv1d.weight"], dtype).reshape(c.conv_dim, c.linear_conv_kernel_dim)
+        self.conv_weight = cast_weight(t[p + "conv1d.weight"], dtype).reshape(c.conv_dim, c.linear_conv_kernel_dim)
         # transformers computes the gates from A_log.float() and dt_bias promoted to fp32: the model-dtype values
-        self.A_log = _cast(t[p + "A_log"], dtype).astype(np.float32)
-        self.dt_bias = _cast(t[p + "dt_bias"], dtype).astype(np.float32)
-        self.norm_weight = _cast(t[p + "norm.weight"], dtype)
+        self.A_log = cast_weight(t[p + "A_log"], dtype).astype(np.float32)
+        self.dt_bias = cast_weight(t[p + "dt_bias"], dtype).astype(np.float32)
+        self.norm_weight = cast_weight(t[p + "norm.weight"], dtype)
 
     @property
     def nbytes(self) -> int:
@@ -149,8 +150,8 @@ class GatedAttention:
         self.qkv = Linear(weight, bias, dtype, w4a16)
         self.out = Linear(t[p + "o_proj.weight"], t.get(p + "o_proj.bias") if c.attention_bias else None, dtype,
                           w4a16)
-        self.q_norm = _cast(t[p + "q_norm.weight"], dtype)
-        self.k_norm = _cast(t[p + "k_norm.weight"], dtype)
+        self.q_norm = cast_weight(t[p + "q_norm.weight"], dtype)
+        self.k_norm = cast_weight(t[p + "k_norm.weight"], dtype)
 
     @property
     def nbytes(self) -> int:
@@ -189,7 +190,7 @@ class SparseMoe:
 
     def __init__(self, c: Qwen35Config, t: dict[str, np.ndarray], p: str, dtype, quantize: str | None):
         self.k = c.num_experts_per_tok
-        self.router = _cast(t[p + "gate.weight"], dtype)
+        self.router = cast_weight(t[p + "gate.weight"], dtype)
         gate_up, down = t[p + "experts.gate_up_proj"], t[p + "experts.down_proj"]
         if quantize == "mxfp4":
             self.w1, self.w2 = (MXFP4Experts.from_float(np.asarray(w, np.float32)) for w in (gate_up, down))
@@ -198,11 +199,11 @@ class SparseMoe:
                                                        W4A16_GROUP, "awq") for e in range(w.shape[0])]
                                 for w in (gate_up, down))
         else:
-            self.w1, self.w2 = _cast(gate_up, dtype), _cast(down, dtype)
+            self.w1, self.w2 = cast_weight(gate_up, dtype), cast_weight(down, dtype)
         s = p + "shared_expert."
-        self.shared_w1 = _cast(np.concatenate([t[s + "gate_proj.weight"], t[s + "up_proj.weight"]]), dtype)
-        self.shared_w2 = _cast(t[s + "down_proj.weight"], dtype)
-        self.shared_gate = _cast(t[p + "shared_expert_gate.weight"], dtype).reshape(-1)
+        self.shared_w1 = cast_weight(np.concatenate([t[s + "gate_proj.weight"], t[s + "up_proj.weight"]]), dtype)
+        self.shared_w2 = cast_weight(t[s + "down_proj.weight"], dtype)
+        self.shared_gate = cast_weight(t[p + "shared_expert_gate.weight"], dtype).reshape(-1)
         self.router_input: np.ndarray | None = None  # modeling: activations routed instead of uncomputed ones
 
     @property

@@ -16,7 +16,7 @@ from kernels.norm import rmsnorm
 from kernels.qwen35 import weights as ckpt
 from kernels.qwen35.config import TINY_MOE, Qwen35Config
 from kernels.qwen35.families import family
-from kernels.qwen35.layers import DenseMlp, GatedAttention, GatedDeltaNet, SparseMoe, Step, _cast
+from kernels.qwen35.layers import DenseMlp, GatedAttention, GatedDeltaNet, SparseMoe, Step, cast_weight
 from kernels.rows import gather_rows
 
 DTYPES = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16), "bfloat16": BF16}
@@ -61,8 +61,8 @@ class Decoder:
             self.mixer = GatedAttention(c, t, p + "self_attn.", dtype, w4a16)
         self.mlp = (SparseMoe(c, t, p + "mlp.", dtype, quantize) if c.is_moe
                     else DenseMlp(c, t, p + "mlp.", dtype, w4a16))
-        self.input_norm = _cast(t[p + "input_layernorm.weight"], dtype)
-        self.post_norm = _cast(t[p + "post_attention_layernorm.weight"], dtype)
+        self.input_norm = cast_weight(t[p + "input_layernorm.weight"], dtype)
+        self.post_norm = cast_weight(t[p + "post_attention_layernorm.weight"], dtype)
 
     @property
     def nbytes(self) -> int:
@@ -86,10 +86,10 @@ class Qwen35:
             raise ValueError("Qwen35: quantize='mxfp4' quantizes MoE experts; this is a dense model")
         self.config, self.dtype, self.quantize, self.tokenizer = config, DTYPES[dtype], quantize, tokenizer
         c, dt = config, self.dtype
-        self.embed = _cast(tensors["model.embed_tokens.weight"], dt)
+        self.embed = cast_weight(tensors["model.embed_tokens.weight"], dt)
         # [hidden, vocab] for the GEMM; tied embeddings share the table (a transposed view), as transformers ties
-        self.lm_head = self.embed.T if c.tie_word_embeddings else _cast(tensors["lm_head.weight"].T, dt)
-        self.final_norm = _cast(tensors["model.norm.weight"], dt)
+        self.lm_head = self.embed.T if c.tie_word_embeddings else cast_weight(tensors["lm_head.weight"].T, dt)
+        self.final_norm = cast_weight(tensors["model.norm.weight"], dt)
         self.layer_indices = list(range(c.num_hidden_layers)) if layer_indices is None else list(layer_indices)
         self.layers = [Decoder(c, tensors, i, dt, quantize) for i in self.layer_indices]
 

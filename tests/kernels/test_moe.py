@@ -94,3 +94,16 @@ def test_rejects_bad_inputs():
         moe.moe_combine(np.zeros((8, 32), np.float32), np.full((4, 2), 8, np.int32), None, np.float16)
     with pytest.raises(ValueError, match="expert ids"):
         moe.moe_align(np.full((4, 2), 9, np.int32), np.ones((4, 2), np.float32), a["x"], 4, 16)
+
+
+@pytest.mark.parametrize("k", [3, 5, 16])
+def test_router_takes_any_top_k_up_to_its_slots(k):
+    rng = np.random.default_rng(k)
+    x = rng.standard_normal((9, 64)).astype(np.float32)
+    w = rng.standard_normal((16, 64)).astype(np.float32)
+    weights, ids, _ = moe.moe_router(x, w, k)
+    ref_w, ref_ids, _ = moe.moe_router_reference(x, w, k)
+    np.testing.assert_array_equal(ids, ref_ids)
+    np.testing.assert_allclose(weights, ref_w, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="top-k"):
+        moe.moe_router(x, w, 17)
