@@ -332,6 +332,13 @@ def test_model_only_skips_unsampled_programs_but_records_the_same_model():
     np.testing.assert_array_equal(kept_out, x)
     assert 0 < np.count_nonzero(partial_out) < n // 10  # only the 8 measured programs ran
     assert partial.launches[0].modeled_seconds == full.launches[0].modeled_seconds
+    assert partial.launches[0].sampled
+    big = 1 << 23  # large enough that an automatic sample is taken
+    with simulator.profile() as auto, model_only():
+        copy_kernel[(cdiv(big, block),)](np.zeros(big, np.float32), np.zeros(big, np.float32), big, 1, BLOCK=block)
+    with simulator.profile() as every, model_only(measure_fully=("copy_kernel",)):
+        copy_kernel[(cdiv(big, block),)](np.zeros(big, np.float32), np.zeros(big, np.float32), big, 1, BLOCK=block)
+    assert auto.launches[0].sampled and not every.launches[0].sampled
 
 
 def test_compile_listeners_hear_every_build():
