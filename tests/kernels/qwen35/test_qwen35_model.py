@@ -20,7 +20,7 @@ def moe_model():
     ("linear_attention", "linear_attention"),  # GDN layers alone
     ("full_attention", "full_attention"),  # attention layers alone
 ])
-def test_prefill_then_decode_equals_longer_prefill(layer_types):
+def test_prefill_then_decode_or_prefill_equals_longer_prefill(layer_types):
     config = tiny_config(family="dense", num_hidden_layers=len(layer_types), layer_types=layer_types)
     model = Qwen35(config, random_tensors(config, seed=8), "float32")
     rng = np.random.default_rng(9)
@@ -36,6 +36,10 @@ def test_prefill_then_decode_equals_longer_prefill(layer_types):
         for j, got in enumerate(steps):
             want = whole[i][len(p) - 1 + j]
             assert relative_error(got[i], want) <= 1e-4, (i, j)
+    chunked = model.new_cache(2, 80)  # a second prefill continues the first (states and KV pages)
+    model.prefill(chunked, prompts)
+    for i, got in enumerate(model.prefill(chunked, follow, all_logits=True)):
+        assert relative_error(got, whole[i][len(prompts[i]):]) <= 1e-4
 
 
 def test_a_sequence_gives_the_same_logits_alone_and_in_a_batch(moe_model):
