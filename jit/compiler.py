@@ -79,10 +79,25 @@ class CompiledKernel:
         return bool(self.print_types) or any(s.kind == "print" for s in self.sites)
 
 
+_COMPILE_LISTENERS: list = []
+
+
+def on_compile(listener) -> None:
+    """Call `listener(kernel_name, from_disk_cache)` after every specialisation is built or loaded (progress
+    displays; `remove_compile_listener` undoes it)."""
+    _COMPILE_LISTENERS.append(listener)
+
+
+def remove_compile_listener(listener) -> None:
+    _COMPILE_LISTENERS.remove(listener)
+
+
 def compile(jit_fn, signature: dict, options: Options, divisible: tuple[str, ...] = ()) -> CompiledKernel:
     """Compile, or load from the disk cache when an identical build exists. `divisible`: the integer and
     pointer arguments known to be multiples of 16 (Triton's specialisation; it shapes the reduction order)."""
     kernel = _compile_or_load(jit_fn, signature, options, tuple(divisible))
+    for listener in list(_COMPILE_LISTENERS):
+        listener(jit_fn.__name__, bool(kernel.metadata.get("from_disk_cache")))
     source = jit_fn.parsed
     kernel.metadata["source"] = {"file": source.file, "first_line": source.first_line, "lines": source.lines}
     return kernel

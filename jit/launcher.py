@@ -293,6 +293,14 @@ def model_launch(kernel, grid, *args, machine=None, sample: int | bool | None = 
                                  shared_padding=shared_padding, record=record)
 
 
+def model_only(run_fully=(), measure_fully=()):
+    """Context manager: profiled launches inside run only their measured programs (see jit.profiler.model_only);
+    for modeling whole models at real sizes, where computing every output would take the CPU hours."""
+    from jit import profiler
+
+    return profiler.model_only(run_fully, measure_fully)
+
+
 _CPUS = os.cpu_count() or 1
 
 

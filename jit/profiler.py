@@ -17,6 +17,7 @@ output, like a plain launch, and records a simulator.LaunchRecord:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import math
@@ -45,6 +46,31 @@ _NO_INSTRUCTIONS = {"tile.join", "tile.split", "tile.cat", "tile.flip", "tile.pe
 
 
 # --- entry points --------------------------------------------------------------------------------------
+_MODEL_ONLY: list[tuple[frozenset[str], frozenset[str]]] = []
+
+
+@contextlib.contextmanager
+def model_only(run_fully=(), measure_fully=()):
+    """Inside the block, profiled launches run only the programs they measure, as `model_launch` does: cheap at
+    real model sizes, the outputs of other programs left uncomputed. Kernels named in `run_fully` (those whose
+    outputs steer later launches or the host, such as a router's expert ids) still run every program; kernels in
+    `measure_fully` are measured on every program (long loops still thinned), for grids whose few working programs
+    a sample scaled to the whole grid would overstate (most programs of a padded grid exit at once)."""
+    _MODEL_ONLY.append((frozenset(run_fully), frozenset(measure_fully)))
+    try:
+        yield
+    finally:
+        _MODEL_ONLY.pop()
+
+
+def _skips_rest(name: str) -> bool:
+    return bool(_MODEL_ONLY) and name not in _MODEL_ONLY[-1][0]
+
+
+def _measured_fully(name: str) -> bool:
+    return bool(_MODEL_ONLY) and name in _MODEL_ONLY[-1][1]
+
+
 
 def profiled_launch(jit_fn, kernel, grid: tuple[int, int, int], runtime: list, *, machine=None,
                     sample: int | bool | None = None, shared_padding: int | None = None) -> LaunchRecord:
@@ -54,10 +80,11 @@ def profiled_launch(jit_fn, kernel, grid: tuple[int, int, int], runtime: list, *
     total = math.prod(grid)
     instrumented = _instrumented(jit_fn, kernel)
     start = time.perf_counter()
-    buffers, chosen = _run_instrumented(instrumented, grid, runtime, jit_fn.__name__, sample, spec, total)
+    buffers, chosen = _run_instrumented(instrumented, grid, runtime, jit_fn.__name__, sample, spec, total,
+                                        every_program=_measured_fully(jit_fn.__name__))
     cpu = time.perf_counter() - start
     rest = None
-    if chosen is not None:
+    if chosen is not None and not _skips_rest(jit_fn.__name__):
         others = np.setdiff1d(np.arange(total, dtype=np.int64), chosen, assume_unique=True)
         threads = max(1, launcher.num_threads() - 1)  # one core is left to the analysis
         rest = _background().submit(_timed, launcher.execute, kernel, grid, runtime, jit_fn.__name__, programs=others,
@@ -123,9 +150,10 @@ def _instrumented(jit_fn, kernel):
 
 
 def _run_instrumented(instrumented, grid, runtime, name: str, sample, spec: MachineSpec,
-                      total: int) -> tuple[TraceBuffers, np.ndarray | None]:
+                      total: int, every_program: bool = False) -> tuple[TraceBuffers, np.ndarray | None]:
     """Run the programs to measure; returns the trace and the measured ids (None: all programs).
-    Automatic samples (sample=None) are planned from program 0's executions and trace (jit.sampling)."""
+    Automatic samples (sample=None) are planned from program 0's executions and trace (jit.sampling);
+    `every_program` measures them all with that plan's loop thinning (exact counts, bounded trace)."""
     buffers = TraceBuffers(instrumented.probes)
 
     def run(programs: np.ndarray) -> None:
@@ -143,7 +171,7 @@ def _run_instrumented(instrumented, grid, runtime, name: str, sample, spec: Mach
               if info["trace"] and buffers.counts[p]]
     stride, size = sampling.auto_plan(total, traced)
     buffers.thin(stride)
-    if size >= total:
+    if size >= total or every_program:
         run(np.arange(1, total, dtype=np.int64))
         return buffers, None
     first = max(1, sampling.first_programs(size, spec))
