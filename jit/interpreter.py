@@ -56,13 +56,14 @@ def ir_of(jit_fn, signature: dict, num_warps: int = 4, divisible: tuple[str, ...
     return func
 
 
-def register_args(runtime: list) -> tuple[list[np.ndarray], list[tuple[str, int, int]]]:
-    """Runtime arguments as registers (pointers as addresses), and the (name, low, high) of each buffer."""
+def register_args(runtime: list) -> tuple[list[np.ndarray], list[tuple[str, int, int, bool]]]:
+    """Runtime arguments as registers (pointers as addresses), and the (name, low, high, writable) of each
+    buffer."""
     values, buffers = [], []
     for name, value, type in runtime:
         if type.dtype.is_ptr():
             values.append(np.asarray(value.address, np.int64))
-            buffers.append((name, value.low, value.high))
+            buffers.append((name, value.low, value.high, value.writable))
         elif type.dtype.is_floating():
             values.append(np.asarray(float(value), N.register_dtype(type.dtype)))
         else:

@@ -169,6 +169,7 @@ class JITFunction:
             grid = grid(meta)
         if how:
             return interpreter.run(self, signature, options, runtime, grid, how)
+        launcher.refuse_read_only(self.__name__, runtime, kernel.written)
         model = {k: options[k] for k in MODEL_OPTIONS if k in options}
         launcher.launch(kernel, grid, runtime, machine=options.get("machine"), kernel_name=self.__name__,
                         jit_fn=self, model=model)

@@ -12,7 +12,7 @@ import os
 import struct
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from dsl import dtypes as T
 from dsl.core import constexpr
 from dsl.errors import DeviceAssertionError, KernelError, OutOfBoundsError
 from dsl.ir.core import TileType
-from jit import abi, env
+from jit import abi, env, interrupt
 
 _TORCH_DTYPES = {"torch.float32": T.float32, "torch.float16": T.float16, "torch.bfloat16": T.bfloat16,
                  "torch.float64": T.float64, "torch.int8": T.int8, "torch.int16": T.int16, "torch.int32": T.int32,
@@ -69,11 +69,12 @@ def classify(value, name: str, kernel: str, specialize: bool = True) -> TileType
 class Buffer:
     """A pointer argument: its element type, the address of element 0 and the byte range it may touch."""
 
-    __slots__ = ("dtype", "type", "address", "low", "high", "keepalive")
+    __slots__ = ("dtype", "type", "address", "low", "high", "keepalive", "writable")
 
-    def __init__(self, dtype, address, low, high, keepalive, type=None):
+    def __init__(self, dtype, address, low, high, keepalive, type=None, writable: bool = True):
         self.dtype, self.address, self.low, self.high, self.keepalive = dtype, address, low, high, keepalive
         self.type = type or _pointer_tile(dtype)
+        self.writable = writable
 
 
 @functools.cache
@@ -105,7 +106,21 @@ def numpy_buffer(arr: np.ndarray) -> Buffer:
         low, high = address, address + arr.nbytes
     else:
         low, high = byte_bounds(arr)
-    return Buffer(dtype, address, low, high, arr, type)
+    return Buffer(dtype, address, low, high, arr, type, arr.flags.writeable)
+
+
+def refuse_read_only(kernel_name: str, runtime: list, written: tuple[int, ...]) -> None:
+    """Raise before running when a buffer the kernel can store into (or update atomically) is read-only:
+    writing it would crash (a read-only memmap) or silently change memory the caller declared immutable."""
+    if not written:
+        return
+    pointers = [(name, value) for name, value, type in runtime if type.dtype.is_ptr()]
+    for index in written:
+        name, buffer = pointers[index]
+        if not buffer.writable:
+            raise ValueError(f"{kernel_name}: argument '{name}' is read-only (a numpy array with "
+                             "flags.writeable False, a read-only memmap or a bytes buffer), but the kernel stores "
+                             "into it or updates it atomically; pass a writable array")
 
 
 def _slow_data_address(arr: np.ndarray) -> int:
@@ -159,15 +174,32 @@ def arg_slot(value, type: TileType) -> int:
 
 
 _pool: ThreadPoolExecutor | None = None
+_pool_stack = 0
 _pool_lock = threading.Lock()
 _print_lock = threading.Lock()
+MiB = 1 << 20
+POOL_STACK = 64 * MiB  # worker threads' stacks: room for big tiles (reserved, committed only when touched)
+MAX_STACK = 1 << 30  # a program needing more tile storage than this is refused before it runs
+_MAIN_STACK = 4 * MiB  # frames up to this run on the calling thread (whose stack is usually 8 MiB)
 
 
-def _executor(n: int) -> ThreadPoolExecutor:
-    global _pool
+def _executor(n: int, stack: int = 0) -> ThreadPoolExecutor:
+    """The launch pool, with at least `n` threads whose stacks hold `stack` bytes of program frame."""
+    global _pool, _pool_stack
     with _pool_lock:
-        if _pool is None or _pool._max_workers < n:
-            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="wavetile")
+        if _pool is None or _pool._max_workers < n or _pool_stack < stack:
+            size = max(POOL_STACK, 1 << (stack - 1).bit_length() if stack else 0)
+            old = threading.stack_size(size)
+            try:
+                pool = ThreadPoolExecutor(max_workers=max(n, _pool._max_workers if _pool else 0),
+                                          thread_name_prefix="wavetile")
+                for _ in range(pool._max_workers):  # threads start now, while the stack size is set
+                    pool._adjust_thread_count()
+            finally:
+                threading.stack_size(old)
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool, _pool_stack = pool, size
         return _pool
 
 
@@ -263,16 +295,37 @@ def run_frame(kernel, grid: tuple[int, int, int], slots: list[int], bounds: list
     frame[abi.PID_ORDER] = ctypes.addressof(order) if order is not None else 0
     frame[abi.CHECKS] = 1
     frame[abi.COUNTERS] = instrumentation
-    if threads == 1:
+    frame[abi.CANCEL], frame[abi.CANCEL_SEEN] = interrupt.counter()
+    stack = kernel.stack_bytes
+    if threads == 1 and stack <= _MAIN_STACK:
         rc = kernel.function(base)
     else:
-        pool = _executor(threads)
-        futures = [pool.submit(kernel.function, base) for _ in range(threads)]
-        codes = [f.result() for f in futures]
-        rc = next((c for c in codes if c), 0)
+        if stack > MAX_STACK:
+            raise ValueError(f"kernel '{kernel.name}' needs {stack / MiB:.0f} MiB of tile storage per program, "
+                             f"more than the {MAX_STACK // MiB} MiB a program may use: use smaller blocks")
+        rc = _run_on_pool(kernel, base, threads, stack)
     if callback is not None:
         sys.stdout.flush()
     return rc, (frame[_FRAME_ERROR:_FRAME_ERROR + abi.ERROR_SLOTS] if rc else None)
+
+
+def _run_on_pool(kernel, base: int, threads: int, stack: int) -> int:
+    """Run the launch on `threads` pool threads and wait for all of them, also when interrupted: on Ctrl-C
+    the programs are told to stop, and the launch raises only once no thread can touch its arrays."""
+    pool = _executor(threads, stack)
+    futures = [pool.submit(kernel.function, base) for _ in range(threads)]
+    try:
+        codes = [f.result() for f in futures]
+    except BaseException:
+        interrupt.interrupt()
+        while True:
+            try:
+                wait(futures)
+                break
+            except BaseException:  # noqa: BLE001 - a second Ctrl-C: keep waiting, the first one is raised
+                interrupt.interrupt()
+        raise
+    return next((c for c in codes if c), 0)
 
 
 def model_launch(kernel, grid, *args, machine=None, sample: int | bool | None = None,
@@ -313,8 +366,10 @@ def _schedule(total: int):
     return (ctypes.c_int64 * total).from_buffer_copy(order.tobytes())
 
 
-def launch_error(kernel, name: str, rc: int, error: list[int], runtime: list) -> KernelError:
+def launch_error(kernel, name: str, rc: int, error: list[int], runtime: list) -> BaseException:
     """The exception for a failed launch, from the error record the code wrote and the bound arguments."""
+    if rc == abi.CANCELLED:
+        return KeyboardInterrupt(f"kernel '{name}' was interrupted; its outputs are incomplete")
     buffers = [v for _, v, _ in runtime if type(v) is Buffer]
     site = kernel.sites[error[abi.ERR_SITE]] if 0 <= error[abi.ERR_SITE] < len(kernel.sites) else None
     where = _source_position(kernel, site)

@@ -110,3 +110,20 @@ def _result_sources(result: Value) -> list[Value]:
     if op.name == "scf.while":
         return [op.regions[0].terminator.operands[1 + i]]
     return [region.terminator.operands[i] for region in op.regions]  # scf.if
+
+
+WRITES = ("tile.store", "tile.atomic", "tile.atomic_cas")
+
+
+def written_buffers(func: Function) -> tuple[int, ...]:
+    """The pointer arguments (by position among them) that a store or atomic of `func` can write; all of them
+    when one writes through a pointer of unknown provenance. Launches refuse read-only arrays for these."""
+    provenance = Provenance(func)
+    written: set[int] = set()
+    for op in func.walk():
+        if op.name in WRITES:
+            index = provenance.buffer(op.operands[0])
+            if index is None:
+                return tuple(range(len(provenance.buffer_of_arg)))
+            written.add(index)
+    return tuple(sorted(written))

@@ -10,6 +10,7 @@ the table; tests/jit/fuzz/test_bad_inputs.py runs every case.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -52,8 +53,7 @@ from jit import jit, cdiv
 
 def _probe_report(kind, value, tb):
     sys.stdout.write("@@RAISED " + kind.__name__ + "\\n" + str(value) + "\\n")
-    sys.stdout.flush()
-    os._exit(3)
+    sys.stdout.flush()  # then the interpreter exits as usual: a launch left running would hang it here
 
 sys.excepthook = _probe_report
 
@@ -542,6 +542,9 @@ def run_case(case: Case, python: str = sys.executable) -> Result:
 
 def classify(case: Case, returncode: int, stdout: str, stderr: str) -> tuple[str, str]:
     """(outcome, what was observed) of a finished case process."""
+    interrupted = returncode == -signal.SIGINT and "@@RAISED KeyboardInterrupt" in stdout  # how Python exits then
+    if returncode < 0 and not interrupted:
+        return "crash", f"killed by signal {-returncode}"
     if "@@RAISED " in stdout:
         kind, _, message = stdout.split("@@RAISED ", 1)[1].partition("\n")
         message = message.strip()
