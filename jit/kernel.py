@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import operator
 import re
 from collections.abc import Callable
 
@@ -17,7 +18,7 @@ from dsl import dtypes as T
 from dsl.core import constexpr, unwrap
 from dsl.frontend import ParsedSource, is_constexpr_annotation
 from dsl.ir.core import TileType
-from jit import compiler, interpreter, launcher, plans
+from jit import compiler, env, interpreter, launcher, plans
 
 _MISSING = object()
 
@@ -160,9 +161,11 @@ class JITFunction:
         if kernel is not None:
             return kernel
         call = dict(kwargs)
+        env.check_machine()
         signature, options, runtime = self.bind(args, kwargs)
         how = interpreter.mode(options)
-        kernel = None if how else self.get_compiled(signature, _options(options), self.divisibility(runtime))
+        compile_options = _options(options, self.__name__)
+        kernel = None if how else self.get_compiled(signature, compile_options, self.divisibility(runtime))
         if callable(grid):
             meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
                     **{n: (v.keepalive if isinstance(v, launcher.Buffer) else v) for n, v, _ in runtime}, **options}
@@ -205,12 +208,29 @@ class JITFunction:
     def warmup(self, *args, grid=None, **kwargs):
         """Compile for these arguments without running; returns the CompiledKernel."""
         signature, options, runtime = self.bind(args, dict(kwargs))
-        return self.get_compiled(signature, _options(options), self.divisibility(runtime))
+        return self.get_compiled(signature, _options(options, self.__name__), self.divisibility(runtime))
 
 
-def _options(launch: dict) -> compiler.Options:
-    return _make_options(int(launch.get("num_warps", 4)), int(launch.get("num_stages", 3)),
-                         bool(launch.get("checks", launcher.checks_enabled())))
+def _options(launch: dict, kernel_name: str) -> compiler.Options:
+    num_warps, num_stages = launch.get("num_warps", 4), launch.get("num_stages", 3)
+    if _as_int(num_warps) not in _NUM_WARPS:
+        raise ValueError(f"{kernel_name}: num_warps={num_warps!r}; it must be a power of two from 1 to 32")
+    if _as_int(num_stages) is None or num_stages < 0:
+        raise ValueError(f"{kernel_name}: num_stages={num_stages!r}; it must be an int >= 0")
+    return _make_options(int(num_warps), int(num_stages), bool(launch.get("checks", launcher.checks_enabled())))
+
+
+def _as_int(value) -> int | None:
+    """An int (numpy ints too, bools not) as itself, anything else as None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+_NUM_WARPS = frozenset(1 << i for i in range(6))
 
 
 @functools.cache

@@ -230,15 +230,24 @@ def profiling() -> bool:
     return sim is not None and sim.is_profiling()
 
 
+GRID_LIMITS = (2**31 - 1, 65535, 65535)  # the largest x, y and z a CUDA launch (so Triton) accepts
+
+
 def normalize_grid(grid, kernel_name: str = "") -> tuple[int, int, int]:
-    """The grid as three non-negative ints (x, y, z)."""
-    grid = tuple(map(int, grid)) if isinstance(grid, (tuple, list)) else (int(grid),)
-    if not 1 <= len(grid) <= 3:
-        raise ValueError(f"{kernel_name}: the grid must have 1 to 3 dimensions, got {grid}")
-    grid = grid + (1,) * (3 - len(grid))
-    if any(g < 0 for g in grid):
-        raise ValueError(f"{kernel_name}: grid dimensions must be non-negative, got {grid}")
-    return grid
+    """The grid as three ints (x, y, z) within Triton's limits; anything else is refused by name."""
+    if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and 0 <= grid[0] <= GRID_LIMITS[0]:
+        return grid[0], 1, 1  # the common case, checked in one line
+    dims = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+    if not 1 <= len(dims) <= 3:
+        raise ValueError(f"{kernel_name}: the grid must have 1 to 3 dimensions, got {grid!r}")
+    for axis, (value, limit) in enumerate(zip(dims, GRID_LIMITS)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{kernel_name}: grid dimension {axis} is {value!r} ({type(value).__name__}); "
+                            "grid dimensions must be ints")
+        if not 0 <= value <= limit:
+            raise ValueError(f"{kernel_name}: grid dimension {axis} is {int(value)}, outside 0..{limit} "
+                             f"(the launch limits are x < 2**31, y and z < 65536), in grid {grid!r}")
+    return tuple(int(v) for v in dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
 
 
 _FRAME_ERROR = abi.CONTEXT_SLOTS
@@ -350,8 +359,7 @@ _CPUS = os.cpu_count() or 1
 
 def num_threads() -> int:
     """CPU threads a launch may use: WAVETILE_NUM_THREADS, default all cores."""
-    value = env.get("WAVETILE_NUM_THREADS")
-    return max(1, int(value)) if value else _CPUS
+    return env.integer("WAVETILE_NUM_THREADS", _CPUS, minimum=1)
 
 
 def _thread_count(total: int) -> int:
@@ -359,10 +367,10 @@ def _thread_count(total: int) -> int:
 
 
 def _schedule(total: int):
-    seed = env.get("WAVETILE_SCHEDULE_SEED")
-    if not seed:
+    seed = env.integer("WAVETILE_SCHEDULE_SEED", minimum=0)
+    if seed is None:
         return None
-    order = np.random.default_rng(int(seed)).permutation(total).astype(np.int64)
+    order = np.random.default_rng(seed).permutation(total).astype(np.int64)
     return (ctypes.c_int64 * total).from_buffer_copy(order.tobytes())
 
 

@@ -97,7 +97,7 @@ def model_launch(jit_fn, grid, args: tuple, kwargs: dict, *, machine=None, sampl
     signature, options, runtime = jit_fn.bind(tuple(args), dict(kwargs))
     machine = machine if machine is not None else options.get("machine")
     divisibility = jit_fn.divisibility(runtime) if hasattr(jit_fn, "divisibility") else ()
-    kernel = jit_fn.get_compiled(signature, _options(options), divisibility)
+    kernel = jit_fn.get_compiled(signature, _options(options, jit_fn.__name__), divisibility)
     if callable(grid):
         meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
                 **{n: (v.keepalive if isinstance(v, launcher.Buffer) else v) for n, v, _ in runtime}, **options}
