@@ -41,7 +41,7 @@ def classify(value, name: str, kernel: str, specialize: bool = True) -> TileType
     """The type a runtime argument gets (Triton's rules), a constexpr for values that specialise,
     or the Buffer of an array argument (its type is `buffer.type`)."""
     if isinstance(value, np.ndarray):
-        return numpy_buffer(value)
+        return _named(numpy_buffer, value, name, kernel)
     if isinstance(value, (bool, np.bool_)):
         return _SCALAR[T.int1]
     if isinstance(value, (int, np.integer)):
@@ -59,11 +59,19 @@ def classify(value, name: str, kernel: str, specialize: bool = True) -> TileType
         return _SCALAR[T.float32]
     if value is None or isinstance(value, (T.dtype, str)) or getattr(value, "is_wavetile_jit", False):
         return constexpr(value)
-    buf = as_buffer(value)
+    buf = _named(as_buffer, value, name, kernel)
     if buf is not None:
         return buf
     raise TypeError(f"{kernel}: argument {name} has unsupported type {type(value).__name__}; "
                     "pass a numpy array, a tensor with __dlpack__, a number or a bool")
+
+
+def _named(make, value, name: str, kernel: str):
+    """make(value), with the kernel and argument named in the error of an array that cannot be passed."""
+    try:
+        return make(value)
+    except (TypeError, ValueError, NotImplementedError, RuntimeError) as e:
+        raise TypeError(f"{kernel}: argument {name}: {e}") from None
 
 
 class Buffer:
@@ -91,11 +99,27 @@ def as_buffer(value) -> Buffer | None:
             raise TypeError(f"tensors of {value.dtype} cannot be passed to a kernel")
         if getattr(value, "device", None) is not None and str(value.device) != "cpu":
             raise TypeError(f"only CPU tensors can be passed to a kernel, got one on {value.device}")
-        storage = value.untyped_storage()
-        return Buffer(dtype, value.data_ptr(), storage.data_ptr(), storage.data_ptr() + storage.nbytes(), value)
+        layout = str(getattr(value, "layout", "torch.strided"))
+        if layout != "torch.strided":
+            raise TypeError(f"only dense (strided) tensors can be passed to a kernel, got a {layout} (sparse) "
+                            "tensor; pass tensor.to_dense()")
+        low, high = _tensor_extent(value, dtype.itemsize)
+        return Buffer(dtype, value.data_ptr(), low, high, value)
     if hasattr(value, "__dlpack__"):
         return numpy_buffer(np.from_dlpack(value))
     return None
+
+
+def _tensor_extent(tensor, itemsize: int) -> tuple[int, int]:
+    """The bytes a strided tensor's elements span (a view's own, not its whole storage's)."""
+    address = tensor.data_ptr()
+    if tensor.numel() == 0:
+        return address, address
+    low = high = 0
+    for size, stride in zip(tensor.shape, tensor.stride()):
+        reach = (size - 1) * stride
+        low, high = (low + reach, high) if stride < 0 else (low, high + reach)
+    return address + low * itemsize, address + (high + 1) * itemsize
 
 
 def numpy_buffer(arr: np.ndarray) -> Buffer:
@@ -151,6 +175,9 @@ data_address = _pick_data_address()
 @functools.cache
 def _numpy_types(np_dtype) -> tuple[T.dtype, TileType]:
     """Element dtype and pointer type of an array dtype (keyed by numpy's dtype, which hashes fast)."""
+    if not np_dtype.isnative:
+        raise TypeError(f"arrays of {np_dtype.str} have the non-native byte order; kernels read the host's "
+                        "byte order: pass x.astype(x.dtype.newbyteorder('='))")
     dtype = T.from_numpy(np_dtype)
     return dtype, _pointer_tile(dtype)
 
