@@ -12,6 +12,7 @@ import hashlib
 import inspect
 import operator
 import re
+import types
 from collections.abc import Callable
 
 from dsl import dtypes as T
@@ -75,19 +76,35 @@ class JITFunction:
 
     @property
     def cache_key(self) -> str:
-        """Hash of the source, its start line, the jit functions it calls and the constexpr globals it reads."""
+        """Hash of the source, its start line, and every closure and global value the source can read: the
+        jit functions it calls (their own keys, also when reached as `module.function`), constexprs and
+        plain Python constants."""
         if self._cache_key is None:
             h = hashlib.sha256(self.src.encode())
             h.update(str(self.parsed.first_line).encode())
-            names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", self.src))
-            for name in sorted(names):
-                value = self.fn.__globals__.get(name)
-                if getattr(value, "is_wavetile_jit", False) and value is not self:
-                    h.update(f"{name}:{value.cache_key}".encode())
-                elif isinstance(value, constexpr):
-                    h.update(f"{name}={value.value!r}".encode())
+            cells = zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ())
+            closure = {name: cell.cell_contents for name, cell in cells if _filled(cell)}
+            for name in sorted(set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", self.src))):
+                value = closure[name] if name in closure else self.fn.__globals__.get(name, _MISSING)
+                if isinstance(value, types.ModuleType):
+                    for attr in sorted(set(re.findall(rf"\b{name}\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)", self.src))):
+                        h.update(f"{name}.{attr}={self._key_text(getattr(value, attr, None))}".encode())
+                else:
+                    h.update(f"{name}={self._key_text(value)}".encode())
             self._cache_key = h.hexdigest()
         return self._cache_key
+
+    def _key_text(self, value) -> str:
+        """What a value read by the kernel contributes to its cache key ('' for what cannot change the IR)."""
+        if value is self or value is _MISSING:
+            return ""
+        if getattr(value, "is_wavetile_jit", False):
+            return value.cache_key
+        value = value.value if isinstance(value, constexpr) else value
+        if isinstance(value, (bool, int, float, str, T.dtype, type(None))) or (
+                isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str)) for v in value)):
+            return f"{type(value).__name__}:{value!r}"
+        return ""
 
     def __call__(self, *args, **kwargs):
         if eager_active():
@@ -209,6 +226,15 @@ class JITFunction:
         """Compile for these arguments without running; returns the CompiledKernel."""
         signature, options, runtime = self.bind(args, dict(kwargs))
         return self.get_compiled(signature, _options(options, self.__name__), self.divisibility(runtime))
+
+
+def _filled(cell) -> bool:
+    """Whether a closure cell holds a value yet (a function defined before a name it captures is bound)."""
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
 
 
 def _options(launch: dict, kernel_name: str) -> compiler.Options:
