@@ -73,6 +73,12 @@ ASSERT_FAILED = 2
 MISALIGNED = 3
 CANCELLED = 4  # the interrupt counter moved (Ctrl-C): polled at loop back-edges and between programs
 
+# A pointer plus a 64-bit offset whose byte distance does not fit in 64 bits becomes this address (compiled
+# with checks, and interpreted) instead of wrapping around into the buffer: no buffer holds it, so the access
+# is reported, and adding any in-range offset cannot bring it back into user space.
+WRAPPED_ADDRESS = 1 << 62
+WRAP_LIMIT_BYTES = 1 << 62  # byte distances at or beyond this (either sign) count as wrapping
+
 ENTRY = "wavetile_grid"
 
 

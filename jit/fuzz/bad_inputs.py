@@ -334,6 +334,20 @@ def offset(x_ptr, out_ptr, off):
     tl.store(out_ptr + tl.arange(0, 4), tl.load(x_ptr + off + tl.arange(0, 4)))
 offset[(1,)](rand(8), np.zeros(4, np.float32), 2**62)
 ''', ("offset", "x_ptr", "out-of-bounds")),
+    Case("i64_offset_2p62_interpreted", "6", "error", '''
+@jit
+def offset(x_ptr, out_ptr, off):
+    tl.store(out_ptr + tl.arange(0, 4), tl.load(x_ptr + off + tl.arange(0, 4)))
+offset[(1,)](rand(8), np.zeros(4, np.float32), 2**62, interpret=True)
+''', ("offset", "x_ptr", "out-of-bounds")),
+    Case("i64_tile_offsets_wrap", "6", "error", '''
+@jit
+def gather(x_ptr, idx_ptr, out_ptr):
+    i = tl.load(idx_ptr + tl.arange(0, 4))
+    tl.store(out_ptr + tl.arange(0, 4), tl.load(x_ptr + i))
+idx = np.array([0, 1, 2**62, 3], np.int64)
+gather[(1,)](rand(8), idx, np.zeros(4, np.float32))
+''', ("gather", "x_ptr", "out-of-bounds")),
     Case("i32_square_wraps_overflow_sanitizer", "6", "error", '''
 @jit
 def square(x_ptr, out_ptr, k):
