@@ -148,9 +148,9 @@ class Sanitizers(Hooks):
         start = reg.low - alloc.low
         byte = start + elements * dt.itemsize
         if kind in ("load", "atomic"):  # an atomic reads the old value too
-            unwritten = ~alloc.written[byte]
+            unwritten = alloc.unwritten(byte.reshape(-1), dt.itemsize)
             if unwritten.any():
-                bad = int(elements[np.flatnonzero(unwritten)[0]])
+                bad = int(elements.reshape(-1)[np.flatnonzero(unwritten)[0]])
                 self._fail("uninitialized-read", f"{kind} at line {_line(op)}, program id {self.pid}, reads element "
                            f"{bad} of buffer '{reg.name}', which nothing has written (simulator.empty() memory)",
                            [_line(op)], [self.pid])

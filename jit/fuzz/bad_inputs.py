@@ -408,6 +408,11 @@ copy_kernel[(2,)](src, np.zeros(64, np.float32), 64, BLOCK=32)
     Case("eager_oob_store_names_buffer", "10", "error", '''
 copy_kernel[(1,)](rand(64), np.zeros(40, np.float32), 64, BLOCK=64, interpret="eager")
 ''', ("copy_kernel", "dst_ptr", "40")),
+    Case("eager_oob_store_into_neighbour", "10", "error", '''
+base = np.zeros(128, np.float32)
+dst, src = base[:40], base[40:104]
+copy_kernel[(1,)](src, dst, 64, BLOCK=64, interpret="eager")
+''', ("copy_kernel", "dst_ptr", "40")),
     # 11. damaged cache entries
     Case("cache_blob_fifo", "11", "ok", _CACHE_SWAP.format(replace="os.mkfifo(blob)"), timeout=120),
     Case("cache_blob_dev_zero", "11", "ok", _CACHE_SWAP.format(replace='os.symlink("/dev/zero", blob)'),
