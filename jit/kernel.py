@@ -231,7 +231,7 @@ class JITFunction:
 def _filled(cell) -> bool:
     """Whether a closure cell holds a value yet (a function defined before a name it captures is bound)."""
     try:
-        cell.cell_contents
+        _ = cell.cell_contents
     except ValueError:
         return False
     return True

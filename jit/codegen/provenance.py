@@ -61,7 +61,7 @@ class Provenance:
         if op.name == "arith.cast" and op.operands[0].type.dtype.is_ptr():
             return self._get(op.operands[0])
         if op.name in ("scf.for", "scf.while", "scf.if"):
-            return _meet([self._get(v) for v in _result_sources(value)])
+            return _meet([self._get(v) for v in result_sources(value)])
         return _UNKNOWN
 
 
@@ -102,7 +102,8 @@ def _block_arg_sources(arg: Value) -> list[Value]:
     return []  # reduce/scan combine arguments are never pointers we check
 
 
-def _result_sources(result: Value) -> list[Value]:
+def result_sources(result: Value) -> list[Value]:
+    """The values a result of scf.for / scf.while / scf.if can take: its init and the yields of its regions."""
     op = result.op
     i = result.index
     if op.name == "scf.for":

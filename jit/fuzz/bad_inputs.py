@@ -134,10 +134,12 @@ x = np.ones(16, np.float32)
 k[(1,)](x, BLOCK=16)
 assert x[0] == float(sys.argv[1]), (x[0], sys.argv[1])
 """)
-env = dict(os.environ, WAVETILE_CACHE_DIR=os.path.join(tmp, "cache"), PYTHONPATH=tmp + os.pathsep + os.environ["PYTHONPATH"])
+env = dict(os.environ, WAVETILE_CACHE_DIR=os.path.join(tmp, "cache"),
+           PYTHONPATH=tmp + os.pathsep + os.environ["PYTHONPATH"])
 subprocess.run([sys.executable, os.path.join(tmp, "main.py"), "2"], env=env, check=True, timeout=60)
 write("helpers.py", "import dsl as tl\\nfrom jit import jit\\n@jit\\ndef scale(x):\\n    return x * 3\\n")
-r = subprocess.run([sys.executable, os.path.join(tmp, "main.py"), "3"], env=env, timeout=60, capture_output=True, text=True)
+r = subprocess.run([sys.executable, os.path.join(tmp, "main.py"), "3"], env=env, timeout=60, capture_output=True,
+                   text=True)
 assert r.returncode == 0, r.stdout + r.stderr
 '''
 
@@ -162,11 +164,13 @@ def scale(x_ptr, n, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     offs = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
 def problem(n=1000):
-    return TuneProblem(scale, args=(np.ones(n, np.float32), n), grid=lambda m: ((n + m["BLOCK_N"] - 1) // m["BLOCK_N"],),
+    return TuneProblem(scale, args=(np.ones(n, np.float32), n),
+                       grid=lambda m: ((n + m["BLOCK_N"] - 1) // m["BLOCK_N"],),
                        outputs=["x_ptr"], configs=[Config(dict(BLOCK_N=128, BLOCK_K=1))])
 """)
 r = subprocess.run([sys.executable, "-m", "jit.tune", *"{args}".split(), "--no-progress"], cwd=tmp,
-                   capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=tmp + os.pathsep + os.environ["PYTHONPATH"]))
+                   capture_output=True, text=True, timeout=60,
+                   env=dict(os.environ, PYTHONPATH=tmp + os.pathsep + os.environ["PYTHONPATH"]))
 assert r.returncode != 0, "wavetile-tune accepted it: " + r.stdout
 assert "Traceback" not in r.stderr, r.stderr
 raise ValueError("wavetile-tune said: " + r.stderr.strip().splitlines()[-1])
@@ -378,7 +382,8 @@ def zeros(x_ptr, a_ptr, b_ptr, BLOCK: tl.constexpr):
 x = rand(16)
 a, b = np.full(16, 5, np.float32), np.full(16, 5, np.float32)
 zeros[(1,)](x, a, b, BLOCK=16)
-assert (np.signbit(a) == np.signbit(x * np.float32(0.0))).all() and (np.signbit(b) == np.signbit(x * np.float32(-0.0))).all(), (a, b)
+assert (np.signbit(a) == np.signbit(x * np.float32(0.0))).all(), a
+assert (np.signbit(b) == np.signbit(x * np.float32(-0.0))).all(), b
 '''),
     Case("negative_zero_scalar_fold", "9", "ok", '''
 @jit
