@@ -475,7 +475,7 @@ def rec(x):
 def top(out_ptr):
     tl.store(out_ptr, rec(1))
 top[(1,)](np.zeros(1, np.int32))
-''', ("rec", "return rec(y)")),
+''', ("rec", "return rec(y)", "calls itself")),
     _tune_case("tune_bad_module", "no_such_module:kernel", ("no_such_module",)),
     _tune_case("tune_bad_machine", "tk:problem --machine mtt-s9999", ("mtt-s9999",)),
     _tune_case("tune_bad_configs_file", "tk:problem --configs missing.json", ("missing.json",)),
@@ -543,25 +543,82 @@ copy_kernel[(1,)](rand(8), np.zeros(8, np.float32), 2**64, BLOCK=8)
 )
 
 
-def run_case(case: Case, python: str = sys.executable) -> Result:
-    """Run one case in a fresh process and classify what happened."""
+SOLO_ITEMS = frozenset(("1", "2", "3", "11", "12"))  # crash- or hang-prone: each case in a process of its own
+
+
+def group_of(case: Case) -> str | None:
+    """Cases that cannot crash or hang share a process with their group (a process start costs seconds);
+    None: the case runs alone."""
+    if case.item in SOLO_ITEMS:
+        return None
+    return "torch" if "torch" in case.name else case.item
+
+
+_GROUP_RUNNER = '''
+import os, runpy, sys
+for name, path, env in CASES:
+    saved = dict(os.environ)
+    os.environ.update(env)
+    sys.stdout.write("@@CASE " + name + "\\n")
+    sys.stdout.flush()
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except BaseException as e:
+        sys.stdout.write("@@RAISED " + type(e).__name__ + "\\n" + str(e) + "\\n")
+    sys.stdout.flush()
+    os.environ.clear()
+    os.environ.update(saved)
+sys.stdout.write("@@CASE end\\n")
+'''
+
+
+def run_group(cases: list[Case], python: str = sys.executable) -> list[Result]:
+    """Run the cases one after another in one fresh process (each from its own file, with its own
+    environment and temporary directory) and classify each; one case alone runs as its own script."""
     with tempfile.TemporaryDirectory(prefix="wavetile_probe_") as tmp:
-        path = os.path.join(tmp, f"probe_{case.name}.py")
-        with open(path, "w") as f:
-            f.write(PRELUDE + case.code + '\nsys.stdout.write("@@RETURNED\\n")\n')
+        plan = []
+        for case in cases:
+            own = os.path.join(tmp, case.name)
+            os.makedirs(own)
+            path = os.path.join(own, f"probe_{case.name}.py")
+            with open(path, "w") as f:
+                f.write(PRELUDE + case.code + '\nsys.stdout.write("@@RETURNED\\n")\n')
+            plan.append((case.name, path, {"PROBE_TMP": own, **case.env}))
+        if len(cases) == 1:
+            script, extra = plan[0][1], plan[0][2]
+        else:
+            script, extra = os.path.join(tmp, "group.py"), {}
+            with open(script, "w") as f:
+                f.write(f"CASES = {plan!r}\n" + _GROUP_RUNNER)
         env = {k: v for k, v in os.environ.items() if not k.startswith("WAVETILE_")}
-        env.update(PYTHONPATH=ROOT + os.pathsep + env.get("PYTHONPATH", ""), PROBE_TMP=tmp,
-                   WAVETILE_CACHE_DIR=os.environ.get("WAVETILE_CACHE_DIR") or os.path.join(tmp, "cache"),
-                   **case.env)
+        env.update(PYTHONPATH=ROOT + os.pathsep + env.get("PYTHONPATH", ""),
+                   WAVETILE_CACHE_DIR=os.environ.get("WAVETILE_CACHE_DIR") or os.path.join(tmp, "cache"), **extra)
         start = time.monotonic()
+        timeout = sum(c.timeout for c in cases)
         try:
-            proc = subprocess.run([python, path], env=env, capture_output=True, text=True, timeout=case.timeout,
+            proc = subprocess.run([python, script], env=env, capture_output=True, text=True, timeout=timeout,
                                   cwd=tmp, start_new_session=True)
         except subprocess.TimeoutExpired:
-            return Result(case, "hang", f"no exit after {case.timeout:.0f} s", time.monotonic() - start)
-        seconds = time.monotonic() - start
-    outcome, observed = classify(case, proc.returncode, proc.stdout, proc.stderr)
-    return Result(case, outcome, observed, seconds)
+            seconds = time.monotonic() - start
+            return [Result(c, "hang", f"no exit after {timeout:.0f} s", seconds) for c in cases]
+        seconds = (time.monotonic() - start) / len(cases)
+    if len(cases) == 1:
+        return [Result(cases[0], *classify(cases[0], proc.returncode, proc.stdout, proc.stderr), seconds)]
+    chunks = dict(part.partition("\n")[::2] for part in proc.stdout.split("@@CASE ")[1:])
+    finished = "end" in chunks
+    results = []
+    for case in cases:
+        if case.name in chunks and (finished or list(chunks).index(case.name) < len(chunks) - 1):
+            outcome = classify(case, 0, chunks[case.name], "")
+        else:
+            outcome = classify(case, proc.returncode or -1, chunks.get(case.name, ""), proc.stderr)
+        results.append(Result(case, *outcome, seconds))
+    return results
+
+
+def run_case(case: Case, python: str = sys.executable) -> Result:
+    """Run one case in a fresh process of its own and classify what happened."""
+    return run_group([case], python)[0]
 
 
 def classify(case: Case, returncode: int, stdout: str, stderr: str) -> tuple[str, str]:
@@ -587,10 +644,27 @@ def classify(case: Case, returncode: int, stdout: str, stderr: str) -> tuple[str
     return "crash", f"exit code {returncode}: {tail[:200]}"
 
 
+def units(cases=CASES) -> list[list[Case]]:
+    """The processes the cases run in (see group_of), longest first so that parallel runs finish together."""
+    groups: dict[str, list[Case]] = {}
+    found = []
+    for case in cases:
+        group = group_of(case)
+        if group is None:
+            found.append([case])
+        else:
+            if group not in groups:
+                groups[group] = []
+                found.append(groups[group])
+            groups[group].append(case)
+    return sorted(found, key=len, reverse=True)
+
+
 def run_cases(cases=CASES, jobs: int = 2) -> list[Result]:
-    """Run the cases `jobs` at a time (each in its own process); results in the order of `cases`."""
+    """Run the cases `jobs` processes at a time; results in the order of `cases`."""
     with ThreadPoolExecutor(max(1, jobs)) as pool:
-        return list(pool.map(run_case, cases))
+        by_case = {r.case.name: r for unit in pool.map(run_group, units(cases)) for r in unit}
+    return [by_case[c.name] for c in cases]
 
 
 def table(results: list[Result]) -> str:
