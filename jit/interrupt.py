@@ -12,8 +12,10 @@ so worker threads stop even where the native handler could not be installed.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import signal
 import threading
+import time
 
 _SA_SIGINFO = 4  # Linux: the handler takes (signo, info, context); never chained
 _SIGACTION_BYTES = 256  # larger than struct sigaction on every Linux ABI
@@ -41,20 +43,24 @@ class _Native:
     """The compiled handler, the counter's address and the Python handler it was chained in front of."""
 
     def __init__(self) -> None:
-        import llvmlite.binding as llvm
+        from jit import cache, engine
 
-        from jit import engine
-
-        host = engine._host_target()
-        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(_HANDLER_IR), host.machine())
-        self.engine.finalize_object()
-        self.handler = self.engine.get_function_address("wavetile_on_sigint")
-        self.counter_address = self.engine.get_global_value_address("wavetile_interrupts")
-        self.previous = ctypes.c_int64.from_address(self.engine.get_global_value_address("wavetile_previous_handler"))
+        key = hashlib.sha256((_HANDLER_IR + engine.target_key()).encode()).hexdigest()
+        files = cache.get(key)  # the object is cached like kernels: a new process loads it in a millisecond
+        if files is None:
+            files = {"interrupt.o": engine.emit_support_object(_HANDLER_IR, "wavetile_interrupt")}
+            cache.put(key, files)
+        self.loaded = engine.load(files["interrupt.o"], "wavetile_on_sigint")
+        self.handler = self.loaded.address
+        address_of = self.loaded._engine.get_global_value_address
+        self.counter_address = address_of("wavetile_interrupts")
+        self.previous = ctypes.c_int64.from_address(address_of("wavetile_previous_handler"))
         self.counter = ctypes.c_int64.from_address(self.counter_address)
         self.chained_for: object = None  # the Python-level SIGINT handler in force when we installed ours
+        self.checked_at = 0.0  # when the Python-level handler was last compared with chained_for
 
 
+RECHECK_SECONDS = 0.05
 _native: _Native | None = None
 _lock = threading.Lock()
 _fallback = ctypes.c_int64(0)  # used when no native handler could be built: only the launcher bumps it
@@ -63,15 +69,18 @@ _fallback = ctypes.c_int64(0)  # used when no native handler could be built: onl
 def counter() -> tuple[int, int]:
     """(address of the interrupt counter, its value now), installing the chained handler when needed.
 
-    Cheap on the launch path: after the first call it only compares the current Python handler with the
+    Cheap on the launch path: at most every RECHECK_SECONDS it compares the current Python handler with the
     one the native handler was chained in front of (signal.signal() from Python replaces ours)."""
     native = _native
     if native is None:
         native = _build()
         if native is None:
             return ctypes.addressof(_fallback), _fallback.value
-    if native.chained_for is not signal.getsignal(signal.SIGINT):
-        _install(native)
+    now = time.monotonic()
+    if now - native.checked_at > RECHECK_SECONDS:  # signal.getsignal costs microseconds: not every launch
+        native.checked_at = now
+        if native.chained_for is not signal.getsignal(signal.SIGINT):
+            _install(native)
     return native.counter_address, native.counter.value
 
 
