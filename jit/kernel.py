@@ -22,6 +22,7 @@ from dsl.ir.core import TileType
 from jit import compiler, env, interpreter, launcher, plans
 
 _MISSING = object()
+_COMPILER_MODULES = frozenset(("dsl", "jit", "numpy", "math", "builtins"))
 
 
 def eager_active() -> bool:
@@ -86,6 +87,8 @@ class JITFunction:
             closure = {name: cell.cell_contents for name, cell in cells if _filled(cell)}
             for name in sorted(set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", self.src))):
                 value = closure[name] if name in closure else self.fn.__globals__.get(name, _MISSING)
+                if isinstance(value, types.ModuleType) and value.__name__.partition(".")[0] in _COMPILER_MODULES:
+                    continue  # tl.* and the like: the compiler's own sources are in its fingerprint
                 if isinstance(value, types.ModuleType):
                     for attr in sorted(set(re.findall(rf"\b{name}\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)", self.src))):
                         h.update(f"{name}.{attr}={self._key_text(getattr(value, attr, None))}".encode())
