@@ -125,6 +125,9 @@ def _tensor_extent(tensor, itemsize: int) -> tuple[int, int]:
 def numpy_buffer(arr: np.ndarray) -> Buffer:
     """The Buffer of an array argument: its element type, data address and byte range."""
     dtype, type = _numpy_types(arr.dtype)
+    if not arr.flags.aligned:
+        raise TypeError(f"the array is not aligned to its {arr.dtype.itemsize}-byte elements (data at "
+                        f"{arr.ctypes.data:#x}); pass an aligned copy, e.g. np.array(x)")
     address = data_address(arr)
     if arr.flags.c_contiguous:
         low, high = address, address + arr.nbytes
@@ -417,13 +420,16 @@ def launch_error(kernel, name: str, rc: int, error: list[int], runtime: list) ->
             buf = buffers[index]
             size = (buf.high - buf.low) // pointer.dtype.element_ty.itemsize
             what = f"buffer '{arg}' ({size} elements of {pointer.dtype.element_ty})"
-            offset = f"element offset {error[abi.ERR_OFFSET]}"
+            itemsize = pointer.dtype.element_ty.itemsize
+            problem = (f"the address near element offset {error[abi.ERR_OFFSET]} of {what} is not a multiple of "
+                       f"its {itemsize}-byte element size" if rc == abi.MISALIGNED
+                       else f"element offset {error[abi.ERR_OFFSET]} is outside {what}")
         else:
-            what = "no buffer passed to the kernel"
-            offset = f"address {error[abi.ERR_OFFSET]:#x}"
+            problem = (f"address {error[abi.ERR_OFFSET]:#x} is not inside any buffer passed to the kernel (the "
+                       "pointer does not derive from an argument, e.g. it was loaded from memory)")
         kind = "misaligned" if rc == abi.MISALIGNED else "out-of-bounds"
         message = (f"{kind} {site.kind if site else 'access'} in kernel '{name}' at {where}, "
-                   f"program id {pid}: {offset} is outside {what} (tile element {error[abi.ERR_LANE]})")
+                   f"program id {pid}: {problem} (tile element {error[abi.ERR_LANE]})")
         return OutOfBoundsError(message)
     if rc == abi.ASSERT_FAILED:
         msg = site.message if site else ""

@@ -458,6 +458,18 @@ raw = np.zeros(8 * 4 + 1, np.uint8)
 x = raw[1:].view(np.float32)
 copy_kernel[(1,)](x, np.zeros(8, np.float32), 8, BLOCK=8)
 ''', ("copy_kernel", "src_ptr", "aligned")),
+    Case("misaligned_view_after_plan", "unclear errors", "error", '''
+raw = np.zeros(8 * 4 + 8, np.uint8)
+copy_kernel[(1,)](raw[4:36].view(np.float32), np.zeros(8, np.float32), 8, BLOCK=8)  # aligned: makes a plan
+copy_kernel[(1,)](raw[1:33].view(np.float32), np.zeros(8, np.float32), 8, BLOCK=8)
+''', ("copy_kernel", "src_ptr", "aligned")),
+    Case("pointer_loaded_from_memory", "unclear errors", "error", '''
+@jit
+def through(pp, out_ptr):
+    p = tl.load(pp).to(tl.pointer_type(tl.float32), bitcast=True)
+    tl.store(out_ptr, tl.load(p))
+through[(1,)](np.zeros(1, np.int64), np.zeros(1, np.float32))
+''', ("through", "0x0", "loaded from memory")),
     Case("torch_complex", "unclear errors", "error", '''
 import torch
 copy_kernel[(1,)](torch.zeros(8, dtype=torch.complex64), np.zeros(8, np.float32), 8, BLOCK=8)
