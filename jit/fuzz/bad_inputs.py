@@ -239,6 +239,7 @@ outer_dot[(1,)](a, b, c, M=M, N=N, K=K)
 np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-5)
 ''', timeout=120),
     Case("autotune_skips_bad_config", "2", "ok", '''
+os.environ["WAVETILE_CACHE_DIR"] = os.path.join(os.environ["PROBE_TMP"], "cache")  # tune now, not from disk
 from jit import autotune, Config
 @autotune(configs=[Config({"BLOCK": 2**20}), Config({"BLOCK": 48}), Config({"BLOCK": 64})], key=["n"])
 @jit
