@@ -134,6 +134,7 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
         closure = inspect.getclosurevars(jit_fn.fn).nonlocals if jit_fn.fn.__closure__ else {}
         self.closure = closure
         self.scope: dict[str, object] = {}
+        self.inlining = [jit_fn]  # the calls being inlined (the semantic's call_jit is the kernel's compiler's)
 
     # -- entry points
     def run(self, scope: dict[str, object]):
@@ -160,12 +161,18 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
                 raise TypeError(f"argument {name!r} of {jit_fn.fn.__name__} is a tl.constexpr; "
                                 "it cannot take a tensor")
             scope[name] = unwrap(value)
+        if jit_fn in self.inlining:
+            chain = " -> ".join(f.fn.__name__ for f in [*self.inlining[self.inlining.index(jit_fn):], jit_fn])
+            raise TypeError(f"{jit_fn.fn.__name__} calls itself ({chain}); @jit functions are inlined, so they "
+                            "cannot recurse")
         callee = FunctionCompiler(jit_fn, self.builder, self.semantic, self.kernel_name)
         saved = self.builder.loc
+        self.inlining.append(jit_fn)
         try:
             callee.scope = scope
             return callee.visit_body(callee.src.tree.body)
         finally:
+            self.inlining.pop()
             self.builder.loc = saved
 
     # -- errors

@@ -72,6 +72,8 @@ class CompiledKernel:
     function: engine.LoadedKernel
     metadata: dict = field(default_factory=dict)
     probes: list[dict] = field(default_factory=list)  # instrumented variants: what each probe counts
+    written: tuple[int, ...] = ()  # pointer arguments a store or atomic can write (jit.codegen.provenance)
+    stack_bytes: int = 0  # the program's frame: the launcher picks threads whose stacks hold it
 
     @functools.cached_property
     def prints(self) -> bool:
@@ -116,18 +118,23 @@ def _compile_or_load(jit_fn, signature: dict, options: Options, divisible: tuple
     run_passes(func, num_warps=options.num_warps, divisible=frozenset(divisible), model_gpu=options.instrument)
     verify(func)
     from jit.codegen.lower import CodegenOptions, lower
+    from jit.codegen.provenance import written_buffers
+
+    written = written_buffers(func)
 
     lowered = lower(func, CodegenOptions(checks=options.checks, instrument=options.instrument))
     obj = engine.optimize_and_emit(lowered.llvm_ir, func.name, with_asm=False)
     ir_text = str(func)
     print_types = _print_types(func, lowered.sites)
     meta = {"sites": [_site_to_json(s) for s in lowered.sites],
-            "print_types": {str(k): v for k, v in print_types.items()}, "probes": lowered.probes}
+            "print_types": {str(k): v for k, v in print_types.items()}, "probes": lowered.probes,
+            "written": list(written), "stack_bytes": lowered.stack_bytes}
     files = {**obj.to_files(), "kernel.ir": ir_text.encode(), "meta.json": json.dumps(meta).encode()}
     cache.put(key, files)
     return CompiledKernel(func.name, signature, options, lowered.sites, print_types,
                           Stages(ir=ir_text, llir=obj.optimized_ir, llir_unoptimized=lowered.llvm_ir),
-                          engine.load(obj.obj), probes=lowered.probes)
+                          engine.load(obj.obj), probes=lowered.probes, written=written,
+                          stack_bytes=lowered.stack_bytes)
 
 
 def _from_cache(jit_fn, signature, options, files) -> CompiledKernel:
@@ -137,7 +144,8 @@ def _from_cache(jit_fn, signature, options, files) -> CompiledKernel:
     print_types = {int(k): v for k, v in meta["print_types"].items()}
     return CompiledKernel(jit_fn.__name__, signature, options, sites, print_types,
                           Stages(ir=files["kernel.ir"].decode(), llir=obj.optimized_ir),
-                          engine.load(obj.obj), {"from_disk_cache": True}, meta.get("probes", []))
+                          engine.load(obj.obj), {"from_disk_cache": True}, meta.get("probes", []),
+                          tuple(meta["written"]), meta["stack_bytes"])
 
 
 def cache_key(jit_fn, signature: dict, options: Options, divisible: tuple[str, ...] = ()) -> str:

@@ -125,7 +125,8 @@ def model_launch(jit_fn, grid, args: tuple, kwargs: dict, *, machine=None, sampl
     machine = machine if machine is not None else options.get("machine")
     divisibility = jit_fn.divisibility(runtime) if hasattr(jit_fn, "divisibility") else ()
     # only the instrumented variant runs: the plain build is never compiled for a modeled launch
-    kernel = jit_fn.get_compiled(signature, dataclasses.replace(_options(options), instrument=True), divisibility)
+    kernel = jit_fn.get_compiled(signature, dataclasses.replace(_options(options, jit_fn.__name__), instrument=True),
+                                 divisibility)
     if callable(grid):
         meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
                 **{n: (v.keepalive if isinstance(v, launcher.Buffer) else v) for n, v, _ in runtime}, **options}
