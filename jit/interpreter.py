@@ -15,7 +15,8 @@ import numpy as np
 from dsl.frontend import compile_kernel
 from dsl.ir.core import Function, TileType
 from dsl.ir.verifier import verify
-from jit import env, launcher
+from jit import env
+from jit.grid import normalize_grid
 from jit.interp import numerics as N
 
 MODES = ("ir", "eager")
@@ -84,7 +85,7 @@ def run(jit_fn, signature: dict, options: dict, runtime: list, grid, how: str):
     """Launch `jit_fn` in interpreter mode `how` ('ir' or 'eager'); returns the sanitizer report (or None)."""
     from jit import sanitize
 
-    grid = launcher.normalize_grid(grid, jit_fn.__name__)
+    grid = normalize_grid(grid, jit_fn.__name__)
     total = grid[0] * grid[1] * grid[2]
     if how == "eager":
         from jit import eager

@@ -21,6 +21,7 @@ from dsl.core import constexpr
 from dsl.errors import DeviceAssertionError, KernelError, OutOfBoundsError
 from dsl.ir.core import TileType
 from jit import abi, env, interrupt
+from jit.grid import GRID_LIMITS, normalize_grid  # noqa: F401 (part of the launch API)
 
 _TORCH_DTYPES = {"torch.float32": T.float32, "torch.float16": T.float16, "torch.bfloat16": T.bfloat16,
                  "torch.float64": T.float64, "torch.int8": T.int8, "torch.int16": T.int16, "torch.int32": T.int32,
@@ -259,26 +260,6 @@ def profiling() -> bool:
     if sim is None and env.get("WAVETILE_PROFILE"):
         import simulator as sim
     return sim is not None and sim.is_profiling()
-
-
-GRID_LIMITS = (2**31 - 1, 65535, 65535)  # the largest x, y and z a CUDA launch (so Triton) accepts
-
-
-def normalize_grid(grid, kernel_name: str = "") -> tuple[int, int, int]:
-    """The grid as three ints (x, y, z) within Triton's limits; anything else is refused by name."""
-    if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and 0 <= grid[0] <= GRID_LIMITS[0]:
-        return grid[0], 1, 1  # the common case, checked in one line
-    dims = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
-    if not 1 <= len(dims) <= 3:
-        raise ValueError(f"{kernel_name}: the grid must have 1 to 3 dimensions, got {grid!r}")
-    for axis, (value, limit) in enumerate(zip(dims, GRID_LIMITS)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{kernel_name}: grid dimension {axis} is {value!r} ({type(value).__name__}); "
-                            "grid dimensions must be ints")
-        if not 0 <= value <= limit:
-            raise ValueError(f"{kernel_name}: grid dimension {axis} is {int(value)}, outside 0..{limit} "
-                             f"(the launch limits are x < 2**31, y and z < 65536), in grid {grid!r}")
-    return tuple(int(v) for v in dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
 
 
 _FRAME_ERROR = abi.CONTEXT_SLOTS
