@@ -21,7 +21,7 @@ from dsl.core import constexpr
 from dsl.errors import DeviceAssertionError, KernelError, OutOfBoundsError
 from dsl.ir.core import TileType
 from jit import abi, env, interrupt
-from jit.grid import GRID_LIMITS, normalize_grid  # noqa: F401 (part of the launch API)
+from jit.grid import normalize_grid
 
 _TORCH_DTYPES = {"torch.float32": T.float32, "torch.float16": T.float16, "torch.bfloat16": T.bfloat16,
                  "torch.float64": T.float64, "torch.int8": T.int8, "torch.int16": T.int16, "torch.int32": T.int32,
