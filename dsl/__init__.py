@@ -5,7 +5,10 @@ from dsl.core import constexpr, tensor
 from dsl.dtypes import (
     bfloat16,
     dtype,
+    float8e4b8,
+    float8e4b15,
     float8e4nv,
+    float8e5b16,
     float8e5,
     float16,
     float32,
@@ -16,6 +19,7 @@ from dsl.dtypes import (
     int32,
     int64,
     pointer_type,
+    str_to_ty,
     uint8,
     uint16,
     uint32,
@@ -32,5 +36,5 @@ float8e5m2 = float8e5
 TRITON_MAX_TENSOR_NUMEL = 1 << 20
 
 __all__ = ["constexpr", "tensor", "dtype", "pointer_type", "CompilationError", "CompileTimeAssertionFailure",
-           "bfloat16", "float8e4nv", "float8e5", "float16", "float32", "float64", "int1", "int8", "int16",
+           "bfloat16", "float8e4nv", "float8e4b15", "float8e4b8", "float8e5b16", "float8e5", "float16", "float32", "float64", "int1", "int8", "int16",
            "int32", "int64", "uint8", "uint16", "uint32", "uint64"]

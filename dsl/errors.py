@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 
-class CompilationError(Exception):
+class TritonError(Exception):
+    """Base of every error wavetile raises about a kernel, as `triton.TritonError` is Triton's."""
+
+
+class CompilationError(TritonError):
     """A kernel that cannot be compiled. The message shows file:line, the source excerpt and a caret."""
 
     def __init__(self, reason: str, *, file: str = "", line: int = 0, col: int = 0,
@@ -46,7 +50,7 @@ class UnsupportedLanguageConstruct(CompilationError):
     """Python syntax that kernels cannot use (break, with, lambda, ...)."""
 
 
-class KernelError(RuntimeError):
+class KernelError(TritonError, RuntimeError):
     """A kernel failed at run time (out-of-bounds access, failed device assert)."""
 
 

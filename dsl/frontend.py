@@ -47,6 +47,11 @@ class ParsedSource:
         except (OSError, TypeError) as e:
             raise CompilationError(f"cannot read the source of {fn.__name__}: @jit functions must be "
                                    f"defined in a Python file ({e})") from None
+        return ParsedSource.from_lines(lines, first, inspect.getsourcefile(fn) or "<unknown>", fn.__name__)
+
+    @staticmethod
+    def from_lines(lines: list[str], first: int, file: str, name: str) -> ParsedSource:
+        """Parse source lines (decorators and def) that start at file line `first`."""
         module = ast.parse(textwrap.dedent("".join(lines)))
         tree = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
         indent = len(lines[0]) - len(lines[0].lstrip())
@@ -54,8 +59,7 @@ class ParsedSource:
         for node in ast.walk(tree):
             if hasattr(node, "col_offset"):
                 node.col_offset += indent
-        return ParsedSource(tree, [line.rstrip("\n") for line in lines], first,
-                            inspect.getsourcefile(fn) or "<unknown>", fn.__name__)
+        return ParsedSource(tree, [line.rstrip("\n") for line in lines], first, file, name)
 
 
 def _source_lines(fn) -> tuple[list[str], int]:

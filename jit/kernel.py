@@ -72,6 +72,15 @@ class JITFunction:
     def src(self) -> str:
         return "\n".join(self.parsed.lines)
 
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Triton's hook for tests that rewrite a kernel's text: compile `new_src` (same name and
+        parameters) from now on; compiled specialisations of the old text are dropped."""
+        lines = [line + "\n" for line in new_src.splitlines()]
+        self._parsed = ParsedSource.from_lines(lines, self.parsed.first_line, self.parsed.file, self.__name__)
+        self._cache_key = None
+        self.compiled = {}
+        self._plans = plans.Plans(self)
+
     @property
     def cache_key(self) -> str:
         """Hash of the source, its start line, the jit functions it calls and the constexpr globals it reads."""
