@@ -103,6 +103,10 @@ def _defines(block: list[str], name: str) -> bool:
     return len(body) == 1 and isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) and body[0].name == name
 
 
+def _is_tensor_attribute(name: str) -> bool:
+    return name in language.MEMBERS or isinstance(getattr(tensor, name, None), (property, type(_is_tensor_attribute)))
+
+
 def is_constexpr_annotation(annotation) -> bool:
     if annotation is inspect.Parameter.empty:
         return False
@@ -294,6 +298,8 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute):
         base = self.visit(node.value)
+        if isinstance(base, (bool, int, float)) and not hasattr(base, node.attr) and _is_tensor_attribute(node.attr):
+            base = self.semantic.to_tensor(base)  # `acc = 0; acc.to(tl.int64)`, `value.dtype`: as Triton does
         try:
             return unwrap(getattr(base, node.attr))
         except AttributeError:

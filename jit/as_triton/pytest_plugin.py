@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from jit.as_triton import install
+
+install()  # pytest-xdist workers load this plugin in fresh processes: they need the alias too
+
 
 def pytest_addoption(parser) -> None:
     try:
