@@ -18,6 +18,7 @@ from dsl.dtypes import (
     int16,
     int32,
     int64,
+    pi32_t,
     pointer_type,
     str_to_ty,
     uint8,
@@ -28,8 +29,10 @@ from dsl.dtypes import (
 from dsl.errors import CompilationError, CompileTimeAssertionFailure
 from dsl.language import *  # noqa: F401,F403
 from dsl.language import range, static_range  # noqa: F401
-from dsl.pointers import advance, make_block_ptr, make_tensor_descriptor, tensor_descriptor  # noqa: F401
-from dsl.random import pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x  # noqa: F401
+from dsl.pointers import (advance, load_tensor_descriptor, make_block_ptr, make_tensor_descriptor,  # noqa: F401
+                          store_tensor_descriptor, tensor_descriptor)
+from dsl.random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint,  # noqa: F401
+                        randint4x, randn, randn4x, uint_to_uniform_float)
 
 float8e4m3fn = float8e4nv
 float8e5m2 = float8e5

@@ -204,6 +204,8 @@ bfloat16 = dtype("bf16", "bf16", "float", 16, 8, 7)
 float32 = dtype("fp32", "f32", "float", 32, 8, 23)
 float64 = dtype("fp64", "f64", "float", 64, 11, 52)
 
+pi32_t = pointer_type(int32)
+
 ALL_DTYPES = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
               float8e5, float8e4nv, float8e4b15, float8e4b8, float8e5b16, float16, bfloat16, float32, float64)
 BY_IR = {d.ir: d for d in ALL_DTYPES}

@@ -13,6 +13,7 @@ class CompilationError(TritonError):
     def __init__(self, reason: str, *, file: str = "", line: int = 0, col: int = 0,
                  source_lines: list[str] | None = None, first_line: int = 1, kernel: str = ""):
         self.reason = reason
+        self.error_message = reason  # Triton's attribute name for the bare reason
         self.file, self.line, self.col, self.kernel = file, line, col, kernel
         self.source_lines = source_lines or []
         self.first_line = first_line

@@ -190,14 +190,14 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
         except CompilationError as e:
             if e.line:
                 raise
-            raise self.error(node, e.reason, type(e)) from None
+            raise self.error(node, e.reason, type(e)) from e.__cause__
         except RecursionError:
             raise self.error(node, "the kernel is nested too deeply to compile") from None
         except Exception as e:  # every other failure becomes a located compile error
             reason = str(e) or type(e).__name__
             if isinstance(e, NameError | AttributeError | TypeError | ValueError | IndexError | KeyError):
                 reason = f"{type(e).__name__}: {reason}" if not str(e).startswith(type(e).__name__) else reason
-            raise self.error(node, reason) from None
+            raise self.error(node, reason) from e  # chained, as Triton does: tests read __cause__
 
     def generic_visit(self, node: ast.AST):
         raise self.error(node, f"unsupported syntax in a kernel: {type(node).__name__}",

@@ -123,6 +123,20 @@ def ravel(input, can_reorder=False) -> tensor:
     return reshape(input, _t(input).numel)
 
 
+def squeeze(input, dim) -> tensor:
+    """Drop axis `dim`, which must have size 1 (Triton 3.6's jit helper)."""
+    x = _t(input)
+    dim = unwrap(dim) % builtins.max(1, x.type.rank)
+    if x.shape[dim] != 1:
+        raise ValueError(f"squeeze: dimension {dim} of shape {list(x.shape)} has size {x.shape[dim]}, not 1")
+    return reshape(x, [d for i, d in enumerate(x.shape) if i != dim])
+
+
+def unsqueeze(input, dim) -> tensor:
+    """Insert an axis of size 1 at `dim`."""
+    return expand_dims(input, dim)
+
+
 @_member
 def trans(input, *dims) -> tensor:
     x = _t(input)
@@ -258,6 +272,26 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None) -> tensor:
 # -- elementwise
 def where(condition, x, y) -> tensor:
     return current().where(condition, x, y)
+
+
+def add(x, y, sanitize_overflow: bool = True) -> tensor:
+    """`x + y` (Triton's explicit form; its overflow sanitizer runs only in Triton's debug mode)."""
+    return current().binary("add", x, y)
+
+
+def sub(x, y, sanitize_overflow: bool = True) -> tensor:
+    return current().binary("sub", x, y)
+
+
+def mul(x, y, sanitize_overflow: bool = True) -> tensor:
+    return current().binary("mul", x, y)
+
+
+def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack):
+    """Inline GPU assembly (PTX / GCN) cannot be emulated on the CPU: refused with the reason."""
+    raise NotImplementedError("tl.inline_asm_elementwise: inline GPU assembly (PTX/GCN) has no meaning on "
+                              "wavetile, which compiles kernels for the CPU; write the operation with tl ops "
+                              "(or tl.extra.libdevice functions) instead")
 
 
 def minimum(x, y, propagate_nan=0) -> tensor:
