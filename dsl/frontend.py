@@ -103,6 +103,10 @@ def _defines(block: list[str], name: str) -> bool:
     return len(body) == 1 and isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) and body[0].name == name
 
 
+# Python builtins that only look at a value, so kernels may apply them to tensors (as Triton allows)
+_INTROSPECTION_BUILTINS = (builtins.isinstance, builtins.hasattr, builtins.getattr, builtins.type)
+
+
 def _is_tensor_attribute(name: str) -> bool:
     return name in language.MEMBERS or isinstance(getattr(tensor, name, None), (property, type(_is_tensor_attribute)))
 
@@ -433,7 +437,7 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
             return result
         if fn is builtins.abs and args and isinstance(args[0], tensor):
             return language.abs(args[0])
-        if _is_language_callable(fn) or isinstance(fn, type):
+        if _is_language_callable(fn) or isinstance(fn, type) or fn in _INTROSPECTION_BUILTINS:
             return fn(*args, **kwargs)
         if any(isinstance(a, tensor) for a in (*args, *kwargs.values())):
             name = getattr(fn, "__name__", repr(fn))

@@ -7,6 +7,7 @@ also registered in MEMBERS so `x.sum(1)` and `tl.sum(x, 1)` are one implementati
 from __future__ import annotations
 
 import builtins
+from math import prod as math_prod
 from collections.abc import Callable
 
 from dsl import dtypes as T
@@ -36,7 +37,7 @@ def _shape_args(shape) -> list:
 def program_id(axis) -> tensor:
     axis = unwrap(axis)
     if axis not in (0, 1, 2):
-        raise ValueError(f"program_id axis must be 0, 1 or 2, got {axis}")
+        raise ValueError(f"program_id axis must be 0, 1, or 2 but got {axis}")
     s = current()
     return s.emit("tile.program_id", [], _scalar(T.int32), axis=axis)
 
@@ -44,7 +45,7 @@ def program_id(axis) -> tensor:
 def num_programs(axis) -> tensor:
     axis = unwrap(axis)
     if axis not in (0, 1, 2):
-        raise ValueError(f"num_programs axis must be 0, 1 or 2, got {axis}")
+        raise ValueError(f"num_programs axis must be 0, 1, or 2 but got {axis}")
     return current().emit("tile.num_programs", [], _scalar(T.int32), axis=axis)
 
 
@@ -121,6 +122,15 @@ def view(input, *shape) -> tensor:
 @_member
 def ravel(input, can_reorder=False) -> tensor:
     return reshape(input, _t(input).numel)
+
+
+@_member
+def item(input) -> tensor:
+    """The one element of a 1-element block, as a scalar."""
+    x = _t(input)
+    if x.numel != 1:
+        raise ValueError(f"item() needs a tensor of one element, got shape {list(x.shape)}")
+    return reshape(x, []) if x.type.rank else x
 
 
 def squeeze(input, dim) -> tensor:
@@ -328,6 +338,7 @@ sin = _unary("sin")
 cos = _unary("cos")
 sqrt = _unary("sqrt")
 sqrt_rn = sqrt
+MEMBERS["sqrt_rn"] = sqrt  # IEEE sqrt is already correctly rounded
 rsqrt = _unary("rsqrt")
 erf = _unary("erf")
 floor = _unary("floor")
@@ -564,7 +575,15 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
     precision = unwrap(input_precision)
     if precision is None and unwrap(allow_tf32) is not None:
         precision = "tf32" if unwrap(allow_tf32) else "ieee"
-    return current().dot(input, other, acc, precision, unwrap(out_dtype))
+    a, b = _t(input), _t(other)
+    if a.type.rank > 3 and a.type.rank == b.type.rank:  # Triton folds the batch dims into one
+        batch = list(a.shape[:-2])
+        fold = [math_prod(batch)]
+        a3, b3 = reshape(a, fold + list(a.shape[-2:])), reshape(b, fold + list(b.shape[-2:]))
+        acc3 = None if acc is None else reshape(acc, fold + list(_t(acc).shape[-2:]))
+        out = current().dot(a3, b3, acc3, precision, unwrap(out_dtype))
+        return reshape(out, batch + list(out.shape[-2:]))
+    return current().dot(a, b, acc, precision, unwrap(out_dtype))
 
 
 # -- compile time, debugging, hints

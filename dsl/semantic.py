@@ -34,7 +34,7 @@ def is_pow2(n: int) -> bool:
 def _kind_rank(d: T.dtype) -> int:
     if d.is_ptr():
         raise TypeError(f"invalid operand of type {d} (pointers take only + and - of integers)")
-    return {"bool": 0, "uint": 1, "int": 2, "float": 3}[d.kind]
+    return {"bool": 0, "uint": 1, "int": 1, "float": 2}[d.kind]  # Triton's kinds: bool < integral < floating
 
 
 def _check_literal_fits(value, dtype: T.dtype) -> None:
@@ -168,9 +168,11 @@ class Semantic:
 
     def expand_dims(self, x: tensor, axis) -> tensor:
         axes = [unwrap(a) for a in axis] if isinstance(unwrap(axis), (list, tuple)) else [unwrap(axis)]
-        for a in sorted(a if a >= 0 else a + x.type.rank + len(axes) for a in axes):
-            if not 0 <= a <= x.type.rank:
-                raise ValueError(f"expand_dims: axis {a} is out of range for shape {list(x.shape)}")
+        ndim = x.type.rank + len(axes)
+        for a in axes:
+            if not -ndim <= a < ndim:
+                raise ValueError(f"invalid axis {a}. Expected {-ndim} <= axis < {ndim}")
+        for a in sorted(a if a >= 0 else a + ndim for a in axes):
             shape = x.shape[:a] + (1,) + x.shape[a:]
             x = self.emit("tile.expand_dims", [x], TileType(x.dtype, shape), axis=a)
         return x
@@ -410,7 +412,7 @@ class Semantic:
     # -- math
     def check_math_dtype(self, name: str, x: tensor) -> None:
         if x.dtype not in (T.float32, T.float64):
-            raise ValueError(f"{name}: expected dtype ['fp32', 'fp64'] but got {x.dtype}; "
+            raise ValueError(f"{name}: Expected dtype ['fp32', 'fp64'] but got {x.dtype}; "
                              "convert with .to(tl.float32) first")
 
     def unary_math(self, fn: str, x) -> tensor:
@@ -422,7 +424,7 @@ class Semantic:
         if fn in ("floor", "ceil", "trunc", "rint") and x.dtype.is_int():
             return x
         if x.dtype.is_int():
-            raise ValueError(f"{fn}: expected dtype ['fp32', 'fp64'] but got {x.dtype}")
+            raise ValueError(f"{fn}: Expected dtype ['fp32', 'fp64'] but got {x.dtype}")
         self.check_math_dtype(fn, x)
         return self.emit(f"math.{fn}", [x], x.type)
 
@@ -433,7 +435,13 @@ class Semantic:
         return self.emit("arith.fma", [a, b, c], a.type)
 
     def umulhi(self, a, b) -> tensor:
-        a, b, _ = self._binary_operands(a, b, allow_float=False)
+        """High half of the product of the operands' unsigned bit patterns (Triton's and CUDA's umulhi),
+        whatever their signedness; the result keeps the operands' type."""
+        a, b, dtype = self._binary_operands(a, b, allow_float=False)
+        if dtype.is_int_signed():
+            unsigned = T.BY_NAME[f"uint{dtype.primitive_bitwidth}"]
+            a, b = self.cast(a, unsigned), self.cast(b, unsigned)  # same width: the bits are kept
+            return self.cast(self.emit("arith.umulhi", [a, b], a.type), dtype)
         return self.emit("arith.umulhi", [a, b], a.type)
 
     # -- memory
@@ -559,8 +567,8 @@ class Semantic:
             raise ValueError(f"tl.dot: batch dimensions differ: {list(a.shape)} @ {list(b.shape)}")
         if a.dtype != b.dtype and not (a.dtype.is_fp8() and b.dtype.is_fp8()):
             raise TypeError(f"tl.dot: operands must have the same dtype, got {a.dtype} and {b.dtype}")
-        allowed = (T.float32, T.float16, T.bfloat16, T.float8e4nv, T.float8e5, T.int8, T.uint8, T.float64)
-        if a.dtype not in allowed:
+        allowed = (T.float32, T.float16, T.bfloat16, T.int8, T.uint8, T.float64)
+        if a.dtype not in allowed and not a.dtype.is_fp8():
             raise TypeError(f"tl.dot does not support {a.dtype} operands")
         for d in (*a.shape, b.shape[-1]):
             if d < 1:
@@ -578,4 +586,10 @@ class Semantic:
             precision = "tf32" if a.dtype == T.float32 else "ieee"
         if precision not in ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6"):
             raise ValueError(f"tl.dot: unknown input_precision {precision!r}")
+        if acc.dtype in (T.float16, T.bfloat16):
+            # A 16-bit accumulator sums in fp32 and is rounded once: tensor cores keep the partial sums of an
+            # MMA wide, and Triton's interpreter does the same; rounding every k step loses Triton's accuracy.
+            wide = self.emit("tile.dot", [a, b, self.cast(acc, T.float32)], acc.type.with_dtype(T.float32),
+                             input_precision=precision)
+            return self.cast(wide, acc.dtype)
         return self.emit("tile.dot", [a, b, acc], acc.type, input_precision=precision)

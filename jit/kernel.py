@@ -112,7 +112,9 @@ class JITFunction:
     # -- specialisation
     def bind(self, args, kwargs) -> tuple[dict, dict, list]:
         """Split a call into (signature, launch options, runtime argument values)."""
-        options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS.intersection(kwargs)} if kwargs else {}
+        # a kernel parameter named like a launch option (tutorial 02's `num_stages`) is an argument, as in Triton
+        options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS.intersection(kwargs) if k not in self._index} \
+            if kwargs else {}
         values = self.bind_values(args, kwargs)
         if values is not None:
             arguments = dict(zip(self.arg_names, values))

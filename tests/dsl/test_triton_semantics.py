@@ -146,3 +146,89 @@ def test_inline_asm_is_refused_with_a_reason():
 
     with pytest.raises(CompilationError, match="inline GPU assembly"):
         kernel[(1,)](np.ones(1, np.int32))
+
+
+@jit
+def _dot16_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, OUT: tl.constexpr):
+    m, n, k = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + m[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + n[None, :])
+    tl.store(c_ptr + m[:, None] * N + n[None, :], tl.dot(a, b, out_dtype=OUT))
+
+
+@pytest.mark.parametrize("out", ["float16", "bfloat16"])
+def test_dot_with_16_bit_out_dtype_rounds_once(out):
+    """out_dtype=fp16/bf16: fp32 sums rounded once, as Triton's interpreter (and a tensor core's MMA) do."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((32, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 16)).astype(np.float16)
+    np_out = np.float16 if out == "float16" else ml_dtypes.bfloat16
+    c = np.zeros((32, 16), np_out)
+    _dot16_kernel[(1,)](a, b, c, 32, 16, 64, OUT=getattr(tl, out))
+    expected = (a.astype(np.float32) @ b.astype(np.float32)).astype(np_out)
+    mismatch = np.abs(c.astype(np.float32) - expected.astype(np.float32))
+    ulp = np.abs(expected.astype(np.float32)) * (2.0**-10 if out == "float16" else 2.0**-7) + 1e-6
+    assert np.all(mismatch <= ulp)  # at most one rounding step away (the f32 sums differ in order only)
+
+
+@jit
+def _umulhi_kernel(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, tl.umulhi(tl.load(x_ptr + offs), tl.load(y_ptr + offs)))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_umulhi_of_signed_values_multiplies_their_bit_patterns(dtype):
+    rng = np.random.default_rng(2)
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max, 64, dtype=dtype, endpoint=True)
+    y = rng.integers(info.min, info.max, 64, dtype=dtype, endpoint=True)
+    bits = np.dtype(dtype).itemsize * 8
+    unsigned = f"uint{bits}"
+    product = x.view(unsigned).astype(object) * y.view(unsigned).astype(object)
+    expected = np.array([int(p) >> bits for p in product], dtype=unsigned).view(dtype)
+    out = np.zeros(64, dtype)
+    _umulhi_kernel[(1,)](x, y, out, N=64)
+    np.testing.assert_array_equal(out, expected)
+
+
+@jit
+def _dot4d_kernel(a_ptr, b_ptr, c_ptr, item_ptr):
+    i = tl.arange(0, 2)
+    j = tl.arange(0, 16)
+    offs = (i[:, None, None, None] * 2 * 16 * 16 + i[None, :, None, None] * 16 * 16
+            + j[None, None, :, None] * 16 + j[None, None, None, :])
+    c = tl.dot(tl.load(a_ptr + offs), tl.load(b_ptr + offs), input_precision="ieee")
+    tl.store(c_ptr + offs, c)
+    tl.store(item_ptr, tl.sum(tl.reshape(c, [2 * 2 * 16 * 16]), axis=0, keep_dims=True).item())
+
+
+def test_dot_of_4d_blocks_and_item():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((2, 2, 16, 16)).astype(np.float32)
+    b = rng.standard_normal((2, 2, 16, 16)).astype(np.float32)
+    c = np.zeros_like(a)
+    total = np.zeros(1, np.float32)
+    _dot4d_kernel[(1,)](a, b, c, total)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(total[0], (a @ b).sum(), rtol=1e-4, atol=1e-3)
+
+
+def test_triton_error_texts_and_causes():
+    @jit
+    def bad_axis(x_ptr):
+        tl.store(x_ptr + tl.expand_dims(tl.arange(0, 32), -3), 1)
+
+    with pytest.raises(CompilationError) as info:
+        bad_axis[(1,)](np.zeros(32, np.int32))
+    assert "invalid axis -3. Expected -2 <= axis < 2" in str(info.value.__cause__)
+
+    @jit
+    def bad_pid(x_ptr):
+        tl.store(x_ptr, tl.program_id(3))
+
+    with pytest.raises(CompilationError) as info:
+        bad_pid[(1,)](np.zeros(1, np.int32))
+    assert "program_id axis must be 0, 1, or 2 but got 3" in str(info.value.__cause__)
