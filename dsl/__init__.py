@@ -8,8 +8,8 @@ from dsl.dtypes import (
     float8e4b8,
     float8e4b15,
     float8e4nv,
-    float8e5b16,
     float8e5,
+    float8e5b16,
     float16,
     float32,
     float64,
@@ -29,15 +29,32 @@ from dsl.dtypes import (
 from dsl.errors import CompilationError, CompileTimeAssertionFailure
 from dsl.language import *  # noqa: F401,F403
 from dsl.language import range, static_range  # noqa: F401
-from dsl.pointers import (advance, load_tensor_descriptor, make_block_ptr, make_tensor_descriptor,  # noqa: F401
-                          store_tensor_descriptor, tensor_descriptor)
-from dsl.random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint,  # noqa: F401
-                        randint4x, randn, randn4x, uint_to_uniform_float)
+from dsl.pointers import (  # noqa: F401
+    advance,
+    load_tensor_descriptor,
+    make_block_ptr,
+    make_tensor_descriptor,
+    store_tensor_descriptor,
+    tensor_descriptor,
+)
+from dsl.random import (  # noqa: F401
+    pair_uniform_to_normal,
+    philox,
+    philox_impl,
+    rand,
+    rand4x,
+    randint,
+    randint4x,
+    randn,
+    randn4x,
+    uint_to_uniform_float,
+)
 
 float8e4m3fn = float8e4nv
 float8e5m2 = float8e5
 TRITON_MAX_TENSOR_NUMEL = 1 << 20
 
-__all__ = ["constexpr", "tensor", "dtype", "pointer_type", "CompilationError", "CompileTimeAssertionFailure",
-           "bfloat16", "float8e4nv", "float8e4b15", "float8e4b8", "float8e5b16", "float8e5", "float16", "float32", "float64", "int1", "int8", "int16",
-           "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+__all__ = ["constexpr", "tensor", "dtype", "pointer_type", "pi32_t", "str_to_ty", "CompilationError",
+           "CompileTimeAssertionFailure", "bfloat16", "float8e4nv", "float8e4b15", "float8e4b8", "float8e5b16",
+           "float8e5", "float16", "float32", "float64", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+           "uint64"]

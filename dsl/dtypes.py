@@ -214,7 +214,8 @@ BY_NAME = {d.name: d for d in ALL_DTYPES}
 _NUMPY_STORAGE = {
     "int1": "bool", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
     "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
-    "fp8e5": "uint8", "fp8e4nv": "uint8", "fp8e4b15": "uint8", "fp8e4b8": "uint8", "fp8e5b16": "uint8", "fp16": "float16", "bf16": "uint16",
+    "fp8e5": "uint8", "fp8e4nv": "uint8", "fp8e4b15": "uint8", "fp8e4b8": "uint8", "fp8e5b16": "uint8",
+    "fp16": "float16", "bf16": "uint16",
     "fp32": "float32", "fp64": "float64",
 }
 

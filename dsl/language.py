@@ -7,8 +7,8 @@ also registered in MEMBERS so `x.sum(1)` and `tl.sum(x, 1)` are one implementati
 from __future__ import annotations
 
 import builtins
-from math import prod as math_prod
 from collections.abc import Callable
+from math import prod as math_prod
 
 from dsl import dtypes as T
 from dsl.core import constexpr, tensor, unwrap

@@ -5,8 +5,15 @@ from __future__ import annotations
 import dsl as language
 from dsl.errors import CompilationError, TritonError
 from jit.as_triton import runtime, testing, tools
-from jit.as_triton.runtime import (InterpreterError, JITFunction, KernelInterface, MockTensor, OutOfResources,
-                                   TensorWrapper, reinterpret)
+from jit.as_triton.runtime import (
+    InterpreterError,
+    JITFunction,
+    KernelInterface,
+    MockTensor,
+    OutOfResources,
+    TensorWrapper,
+    reinterpret,
+)
 from jit.as_triton.unsupported import NoMeaning, stands_in_for
 from jit.autotune import Config, autotune, heuristics
 from jit.kernel import cdiv, jit, next_power_of_2

@@ -8,7 +8,7 @@ tensors should stay there; wavetile still needs CPU tensors for its kernels).
 
 from __future__ import annotations
 
-import os
+from jit import env
 
 MODE_ENV = "WAVETILE_TRITON_CUDA"
 
@@ -19,7 +19,7 @@ def _is_cuda(device) -> bool:
 
 def install() -> bool:
     """Map CUDA devices onto the CPU for the rest of the process; False when torch is absent or the switch is off."""
-    if os.environ.get(MODE_ENV, "cpu") == "keep":
+    if env.get(MODE_ENV, "cpu") == "keep":
         return False
     try:
         import torch

@@ -7,11 +7,11 @@ unless WAVETILE_TRITON_BENCH=1.
 
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
 
+from jit import env
 from jit.testing import do_bench
 
 BENCH_ENV = "WAVETILE_TRITON_BENCH"
@@ -56,10 +56,10 @@ class Mark:
     def run(self, show_plots: bool = False, print_data: bool = False, save_path: str = "", return_df: bool = False,
             **kwargs):
         benches = self.benchmarks if isinstance(self.benchmarks, list) else [self.benchmarks]
-        if os.environ.get(BENCH_ENV, "0") != "1":
+        if env.get(BENCH_ENV, "0") != "1":
             names = ", ".join(b.plot_name for b in benches)
-            print(f"triton.testing: benchmark {names} skipped (GPU-sized sweep; set {BENCH_ENV}=1 to run it on the CPU)",
-                  file=sys.stderr)
+            print(f"triton.testing: benchmark {names} skipped (GPU-sized sweep; "
+                  f"set {BENCH_ENV}=1 to run it on the CPU)", file=sys.stderr)
             return None
         tables = [self._run_one(bench, print_data) for bench in benches]
         return tables if return_df else None

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import types
 
-
 # attributes wavetile itself probes objects for (`getattr(v, name, default)`): never stand-ins
 _WAVETILE_PROBES = frozenset({"is_wavetile_jit", "flatten"})
 

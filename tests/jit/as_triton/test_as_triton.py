@@ -118,6 +118,48 @@ def test_cuda_mapping_can_be_switched_off(tmp_path):
     assert result.returncode != 0  # CPU-only torch: a CUDA tensor cannot be made
 
 
+PERSISTENT_PROGRAM = """
+    import torch
+    import triton
+    import triton.language as tl
+    from triton.runtime import driver
+
+    @triton.jit
+    def row_sums(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr, num_stages: tl.constexpr):
+        for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0), num_stages=num_stages):
+            cols = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+            tl.store(out_ptr + row, tl.sum(x, axis=0))
+
+    @triton.testing.perf_report(triton.testing.Benchmark(x_names=["N"], x_vals=[2**20], line_arg="p", line_vals=[1],
+                                                         line_names=["t"], plot_name="sweep", args={}))
+    def bench(N, p):
+        raise AssertionError("GPU-sized sweeps are skipped")
+
+    x = torch.randn(301, 97, device="cuda")
+    out = torch.empty(301, device="cuda")
+    props = driver.active.utils.get_device_properties(x.device.index)
+    kernel = row_sums.warmup(x, out, 301, 97, BLOCK=128, num_stages=2, num_warps=4, grid=(1,))
+    kernel._init_handles()
+    occupancy = props["max_num_regs"] // (kernel.n_regs * props["warpSize"] * 4)
+    occupancy = min(occupancy, props["max_shared_mem"] // max(1, kernel.metadata.shared))
+    programs = min(props["multiprocessor_count"] * max(1, occupancy), 301)
+    kernel[(programs, 1, 1)](x, out, 301, 97, 128, 2)
+    torch.testing.assert_close(out, x.sum(dim=1), rtol=1e-5, atol=1e-4)
+    assert kernel.metadata.shared > 0 and kernel.n_regs > 0
+    bench.run(print_data=True)
+    print("ok", programs)
+"""
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch (CPU) is a test-only extra")
+def test_persistent_kernel_sized_from_device_properties(tmp_path):
+    """Tutorial-02-style host code: warmup, register/shared estimates, a launch of the compiled kernel."""
+    result = run_as_triton(tmp_path, PERSISTENT_PROGRAM)
+    assert result.returncode == 0, result.stderr
+    assert "ok" in result.stdout and "benchmark sweep skipped" in result.stderr
+
+
 TRITON_STYLE_TESTS = """
     import numpy as np
     import pytest
