@@ -56,5 +56,5 @@ TRITON_MAX_TENSOR_NUMEL = 1 << 20
 
 __all__ = ["constexpr", "tensor", "dtype", "pointer_type", "pi32_t", "str_to_ty", "CompilationError",
            "CompileTimeAssertionFailure", "bfloat16", "float8e4nv", "float8e4b15", "float8e4b8", "float8e5b16",
-           "float8e5", "float16", "float32", "float64", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-           "uint64"]
+           "float8e5", "float16", "float32", "float64", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
+           "uint32", "uint64"]
