@@ -49,6 +49,7 @@ from dsl.random import (  # noqa: F401
     randn4x,
     uint_to_uniform_float,
 )
+from dsl.scaled_dot import dot_scaled  # noqa: F401
 
 float8e4m3fn = float8e4nv
 float8e5m2 = float8e5
