@@ -226,6 +226,11 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
         return None
 
     def visit_Expr(self, node):
+        if isinstance(node.value, ast.IfExp):  # `f() if c else g()` as a statement: one side runs, as in Triton
+            value = node.value
+            branch = ast.If(test=value.test, body=[ast.Expr(value.body)], orelse=[ast.Expr(value.orelse)])
+            self.visit(ast.copy_location(branch, node))
+            return
         self.visit(node.value)
 
     def visit_Assign(self, node: ast.Assign):

@@ -184,6 +184,8 @@ def split(a) -> tuple[tensor, tensor]:
 
 def interleave(a, b) -> tensor:
     c = join(a, b)
+    if c.type.rank == 1:  # two scalars: join gave [2], which is already their interleaving
+        return c
     return reshape(c, list(c.shape[:-2]) + [c.shape[-2] * 2])
 
 

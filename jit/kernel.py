@@ -29,7 +29,8 @@ def eager_active() -> bool:
 
 
 LAUNCH_OPTIONS = frozenset(("num_warps", "num_stages", "num_ctas", "machine", "checks", "interpret", "enable_fp_fusion",
-                            "maxnreg", "debug", "warp_size", "extern_libs", "sample", "shared_padding"))
+                            "maxnreg", "debug", "warp_size", "extern_libs", "sample", "shared_padding",
+                            "launch_cooperative_grid"))  # accepted: wavetile has no grid-wide barrier it would enable
 MODEL_OPTIONS = ("sample", "shared_padding")  # how a profiled launch is modeled (jit.profiler)
 
 

@@ -8,6 +8,8 @@ tensors should stay there; wavetile still needs CPU tensors for its kernels).
 
 from __future__ import annotations
 
+import contextlib
+
 from jit import env
 
 MODE_ENV = "WAVETILE_TRITON_CUDA"
@@ -45,4 +47,5 @@ def install() -> bool:
     torch.cuda.is_available = lambda: True
     torch.cuda.current_device = lambda: 0
     torch.cuda.device_count = lambda: 1
+    torch.cuda.device = lambda device=None: contextlib.nullcontext()
     return True

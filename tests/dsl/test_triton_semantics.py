@@ -232,3 +232,24 @@ def test_triton_error_texts_and_causes():
     with pytest.raises(CompilationError) as info:
         bad_pid[(1,)](np.zeros(1, np.int32))
     assert "program_id axis must be 0, 1, or 2 but got 3" in str(info.value.__cause__)
+
+
+@jit
+def _conditional_store_kernel(x_ptr, a_ptr, b_ptr):
+    pid = tl.program_id(0)
+    tl.store(x_ptr + pid, tl.load(a_ptr + pid)) if pid % 2 == 0 else tl.store(x_ptr + pid, tl.load(b_ptr + pid))
+    z = tl.interleave(pid, pid + 100)
+    tl.static_assert(z.shape == [2])
+    tl.store(b_ptr + 2 * pid + tl.arange(0, 2) + 64, z)
+
+
+def test_conditional_expression_statement_runs_one_side_and_interleave_of_scalars():
+    rng = np.random.default_rng(8)
+    a = rng.integers(1, 100, 256).astype(np.int32)
+    b = rng.integers(1, 100, 256).astype(np.int32)
+    original_b = b.copy()
+    x = np.zeros(32, np.int32)
+    _conditional_store_kernel[(32,)](x, a, b)
+    pids = np.arange(32)
+    np.testing.assert_array_equal(x, np.where(pids % 2 == 0, a[:32], original_b[:32]))
+    np.testing.assert_array_equal(b[64:128].reshape(32, 2), np.stack([pids, pids + 100], axis=1))
