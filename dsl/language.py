@@ -136,7 +136,10 @@ def item(input) -> tensor:
 def squeeze(input, dim) -> tensor:
     """Drop axis `dim`, which must have size 1 (Triton 3.6's jit helper)."""
     x = _t(input)
-    dim = unwrap(dim) % builtins.max(1, x.type.rank)
+    dim, rank = unwrap(dim), x.type.rank
+    if not -rank <= dim < rank:
+        raise ValueError(f"invalid axis {dim}. Expected {-rank} <= axis < {rank}")
+    dim %= rank
     if x.shape[dim] != 1:
         raise ValueError(f"squeeze: dimension {dim} of shape {list(x.shape)} has size {x.shape[dim]}, not 1")
     return reshape(x, [d for i, d in enumerate(x.shape) if i != dim])

@@ -172,6 +172,9 @@ class Semantic:
         for a in axes:
             if not -ndim <= a < ndim:
                 raise ValueError(f"invalid axis {a}. Expected {-ndim} <= axis < {ndim}")
+        normalized = [a % ndim for a in axes]
+        if len(set(normalized)) != len(normalized):
+            raise ValueError(f"expand_dims received duplicate axes, normalized axes = {normalized}")
         for a in sorted(a if a >= 0 else a + ndim for a in axes):
             shape = x.shape[:a] + (1,) + x.shape[a:]
             x = self.emit("tile.expand_dims", [x], TileType(x.dtype, shape), axis=a)

@@ -253,3 +253,21 @@ def test_conditional_expression_statement_runs_one_side_and_interleave_of_scalar
     pids = np.arange(32)
     np.testing.assert_array_equal(x, np.where(pids % 2 == 0, a[:32], original_b[:32]))
     np.testing.assert_array_equal(b[64:128].reshape(32, 2), np.stack([pids, pids + 100], axis=1))
+
+
+@jit
+def _axis_kernel(x_ptr, CASE: tl.constexpr):
+    offs = tl.arange(0, 16)
+    if CASE == "duplicate":
+        t = tl.expand_dims(offs, (0, -3))
+    else:
+        t = tl.squeeze(tl.expand_dims(offs, 1), -3)
+    tl.store(x_ptr + tl.reshape(t, [16]), 1)
+
+
+@pytest.mark.parametrize("case, text", [("duplicate", "duplicate axes, normalized axes = [0, 0]"),
+                                        ("squeeze", "invalid axis -3. Expected -2 <= axis < 2")])
+def test_axis_errors_say_what_triton_says(case, text):
+    with pytest.raises(CompilationError) as info:
+        _axis_kernel[(1,)](np.zeros(16, np.int32), CASE=case)
+    assert text in str(info.value.__cause__)
