@@ -95,7 +95,8 @@ def as_buffer(value) -> Buffer | None:
     if isinstance(value, np.ndarray):
         return numpy_buffer(value)
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):  # torch-like tensors (bfloat16 too)
-        dtype = _TORCH_DTYPES.get(str(value.dtype))
+        # a tl.dtype: a tensor reinterpreted as another element type (Triton's TensorWrapper)
+        dtype = value.dtype if isinstance(value.dtype, T.dtype) else _TORCH_DTYPES.get(str(value.dtype))
         if dtype is None:
             raise TypeError(f"tensors of {value.dtype} cannot be passed to a kernel")
         if getattr(value, "device", None) is not None and str(value.device) != "cpu":

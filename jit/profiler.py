@@ -29,7 +29,7 @@ import numpy as np
 import simulator
 from dsl.dtypes import parse_ir_type
 from dsl.ir.core import TileType
-from jit import launcher, sampling, shared_model
+from jit import gpu_resources, launcher, sampling, shared_model
 from jit.layout import default_layout, warp_rows
 from jit.tracebuf import TraceBuffers
 from simulator import Counters, LaunchCounters, LaunchRecord, MachineSpec
@@ -290,8 +290,8 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
 
 def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, padding):
     """(registers per thread, shared bytes per program, per-line counters of the non-memory ops)."""
-    shared_bytes = _shared_bytes(probes, live, spec, num_warps, num_stages, padding)
-    registers = simulator.estimate_registers(_live_bytes(probes, live), num_warps, spec)
+    shared_bytes = gpu_resources.shared_bytes(probes, live, spec, num_warps, num_stages, padding)
+    registers = simulator.estimate_registers(gpu_resources.live_bytes(probes, live), num_warps, spec)
     extra: dict[LineKey, Counters] = {}
     dot_shapes = {tuple(probes[p]["results"][0][0]) for p in live if probes[p]["op"] == "tile.dot"}
     for p in live:
@@ -526,49 +526,3 @@ def _shared(accesses: list, spec: MachineSpec) -> Counters:
 
 def _times(counters: Counters, k: int) -> Counters:
     return sampling.scale(counters, k, 0)
-
-
-def _shared_bytes(probes, live, spec, num_warps, num_stages, padding) -> int:
-    """Shared memory one program allocates: pipelined dot operands plus the largest scratch."""
-    dots, scratch = 0, 0
-    for p in live:
-        info = probes[p]
-        if info["op"] == "tile.dot":
-            (a_shape, a_type), (b_shape, _), _ = info["operands"]
-            *batch, m, k = a_shape
-            itemsize = max(1, parse_ir_type(a_type).itemsize)
-            _, _, nbytes = shared_model.dot(m, b_shape[-1], k, itemsize, num_warps, spec.warp_size,
-                                            math.prod(batch) if batch else 1)
-            dots = max(dots, max(1, num_stages) * nbytes)
-        elif info["op"] == "tile.permute" and shared_model.moves_fastest_dim(tuple(info["attrs"]["order"])):
-            src = info["operands"][0]
-            itemsize = max(1, parse_ir_type(src[1]).itemsize)
-            rows = math.prod(src[0][:-1]) if len(src[0]) > 1 else 1
-            scratch = max(scratch, rows * (src[0][-1] + padding) * itemsize)
-        elif info["op"] in ("tile.reduce", "tile.scan"):
-            shape = tuple(info["operands"][0][0])
-            itemsize = max(1, parse_ir_type(info["operands"][0][1]).itemsize)
-            scratch = max(scratch, shared_model.cross_warp(shape, int(info["attrs"]["axis"]), itemsize, num_warps,
-                                                           spec.warp_size)[2])
-    return dots + scratch
-
-
-def _live_bytes(probes, live) -> int:
-    """Bytes of tile values one op keeps in registers at most: a register-pressure proxy.
-
-    An op holds its operands and results; a tl.dot holds its accumulator once (the result overwrites
-    it) and its A operand, while B is read from shared memory (both tensor-core lowerings do so). A pointer
-    tile costs one register per element: the GPU keeps a scalar base and 32-bit offsets."""
-    most = 0
-    for p in live:
-        info = probes[p]
-        held = info["operands"] + info["results"]
-        if info["op"] == "tile.dot":
-            held = [info["operands"][0], info["results"][0]]
-        total = 0
-        for shape, type_text in held:
-            if shape:
-                dtype = parse_ir_type(type_text)
-                total += math.prod(shape) * (4 if dtype.is_ptr() else max(1, dtype.itemsize))  # i32 offsets
-        most = max(most, total)
-    return most

@@ -127,7 +127,7 @@ class Memory:
 
 def _to_register(raw: np.ndarray, dt: dtype) -> np.ndarray:
     if N.is_narrow(dt):
-        return raw.astype(np.float32)
+        return N.decode(raw.view(np.uint8 if raw.dtype.itemsize == 1 else np.uint16), dt)
     if dt.is_bool():
         return raw != 0
     return raw.astype(N.register_dtype(dt))
