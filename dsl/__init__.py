@@ -6,8 +6,11 @@ from dsl.distribution import check_packages as _check_packages
 from dsl.dtypes import (
     bfloat16,
     dtype,
+    float8e4b8,
+    float8e4b15,
     float8e4nv,
     float8e5,
+    float8e5b16,
     float16,
     float32,
     float64,
@@ -16,7 +19,9 @@ from dsl.dtypes import (
     int16,
     int32,
     int64,
+    pi32_t,
     pointer_type,
+    str_to_ty,
     uint8,
     uint16,
     uint32,
@@ -25,8 +30,27 @@ from dsl.dtypes import (
 from dsl.errors import CompilationError, CompileTimeAssertionFailure
 from dsl.language import *  # noqa: F401,F403
 from dsl.language import range, static_range  # noqa: F401
-from dsl.pointers import advance, make_block_ptr, make_tensor_descriptor, tensor_descriptor  # noqa: F401
-from dsl.random import pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x  # noqa: F401
+from dsl.pointers import (  # noqa: F401
+    advance,
+    load_tensor_descriptor,
+    make_block_ptr,
+    make_tensor_descriptor,
+    store_tensor_descriptor,
+    tensor_descriptor,
+)
+from dsl.random import (  # noqa: F401
+    pair_uniform_to_normal,
+    philox,
+    philox_impl,
+    rand,
+    rand4x,
+    randint,
+    randint4x,
+    randn,
+    randn4x,
+    uint_to_uniform_float,
+)
+from dsl.scaled_dot import dot_scaled  # noqa: F401
 
 _check_packages()  # another distribution's files in our packages: a clear ImportError now, not odd ones later
 
@@ -34,6 +58,7 @@ float8e4m3fn = float8e4nv
 float8e5m2 = float8e5
 TRITON_MAX_TENSOR_NUMEL = 1 << 20
 
-__all__ = ["constexpr", "tensor", "dtype", "pointer_type", "CompilationError", "CompileTimeAssertionFailure",
-           "bfloat16", "float8e4nv", "float8e5", "float16", "float32", "float64", "int1", "int8", "int16",
-           "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+__all__ = ["constexpr", "tensor", "dtype", "pointer_type", "pi32_t", "str_to_ty", "CompilationError",
+           "CompileTimeAssertionFailure", "bfloat16", "float8e4nv", "float8e4b15", "float8e4b8", "float8e5b16",
+           "float8e5", "float16", "float32", "float64", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
+           "uint32", "uint64"]

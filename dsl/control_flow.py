@@ -135,6 +135,9 @@ class ControlFlow:
             bounds = [unwrap(iterator.start), unwrap(iterator.end), unwrap(iterator.step)]
             if any(isinstance(b, tensor) for b in bounds):
                 raise self.error(node.iter, "tl.static_range needs compile-time (constexpr) bounds")
+            wrong = [b for b in bounds if isinstance(b, bool) or not hasattr(b, "__index__")]
+            if wrong:
+                raise self.error(node.iter, f"tl.static_range bounds must be ints, got {wrong[0]!r}")
             for i in builtins.range(*bounds):
                 self.assign(node.target, i)
                 self.visit_body(node.body)

@@ -62,6 +62,29 @@ def unwrap(value):
     return value.value if isinstance(value, constexpr) else value
 
 
+class block_shape(tuple):
+    """A tensor's shape: a tuple of ints that also equals the list Triton's `tensor.shape` is
+    (`tl.static_assert(x.shape == [BLOCK])`) and concatenates with lists."""
+
+    __slots__ = ()
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, list):
+            other = tuple(unwrap(v) for v in other)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+    def __add__(self, other) -> block_shape:
+        return block_shape(tuple(self) + tuple(other))
+
+    def __radd__(self, other) -> block_shape:
+        return block_shape(tuple(other) + tuple(self))
+
+
 class tensor:
     """A value inside a kernel: a scalar (shape ()) or an N-d block."""
 
@@ -77,8 +100,8 @@ class tensor:
         return self.handle.type.dtype
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self.handle.type.shape
+    def shape(self) -> block_shape:
+        return block_shape(self.handle.type.shape)
 
     @property
     def numel(self) -> int:

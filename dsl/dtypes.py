@@ -7,13 +7,31 @@ that stores it, so every layer asks one object instead of keeping its own tables
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 
+class _DtypeMeta(type):
+    """`tl.dtype("int8")` is Triton's way to name a type: one name argument returns the existing dtype."""
+
+    def __call__(cls, *args, **kwargs):
+        if cls is dtype and len(args) == 1 and not kwargs and isinstance(args[0], str):
+            if args[0] not in BY_NAME:
+                raise AssertionError(args[0])
+            return BY_NAME[args[0]]
+        return super().__call__(*args, **kwargs)
+
+
 @dataclass(frozen=True)
-class dtype:
+class dtype(metaclass=_DtypeMeta):
     """A scalar element type. `kind` is one of "int", "uint", "float", "bool", "ptr"."""
+
+    SINT_TYPES: ClassVar[list[str]] = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES: ClassVar[list[str]] = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES: ClassVar[list[str]] = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32",
+                                     "fp64"]
+    STANDARD_FP_TYPES: ClassVar[list[str]] = ["fp16", "bf16", "fp32", "fp64"]
 
     name: str  # triton.language's name: "fp32", "int32", "bf16", ...
     ir: str  # IR spelling: "f32", "i32", "bf16", ...
@@ -21,6 +39,19 @@ class dtype:
     primitive_bitwidth: int
     exponent_bits: int = 0
     mantissa_bits: int = 0
+    bias: int | None = None  # exponent bias of a float format when not IEEE's 2^(e-1) - 1 (fp8e4b15, ...)
+
+    @property
+    def exponent_bias(self) -> int:
+        """Triton's `dtype.exponent_bias` (floats only)."""
+        if self.bias is not None:
+            return self.bias
+        return (1 << (self.exponent_bits - 1)) - 1
+
+    @property
+    def fp_mantissa_width(self) -> int:
+        """Triton's name for the explicit mantissa bits of a float type."""
+        return self.mantissa_bits
 
     # predicates real kernels use
     def is_floating(self) -> bool:
@@ -61,6 +92,21 @@ class dtype:
 
     def is_fp8e5(self) -> bool:
         return self.name == "fp8e5"
+
+    def is_fp8e4b15(self) -> bool:
+        return self.name == "fp8e4b15"
+
+    def is_fp8e4b8(self) -> bool:
+        return self.name == "fp8e4b8"
+
+    def is_fp8e5b16(self) -> bool:
+        return self.name == "fp8e5b16"
+
+    def is_uint16(self) -> bool:
+        return self.name == "uint16"
+
+    def is_standard_floating(self) -> bool:
+        return self.name in ("fp16", "bf16", "fp32", "fp64")
 
     def is_int1(self) -> bool:
         return self.name == "int1"
@@ -148,22 +194,48 @@ uint32 = dtype("uint32", "u32", "uint", 32)
 uint64 = dtype("uint64", "u64", "uint", 64)
 float8e5 = dtype("fp8e5", "f8e5", "float", 8, 5, 2)
 float8e4nv = dtype("fp8e4nv", "f8e4nv", "float", 8, 4, 3)
+# Triton's other fp8 formats. fp8e4b15: E4M3 with bias 15 (no inf, 0x7f/0xff NaN, max 1.75);
+# fp8e4b8 / fp8e5b16: AMD's E4M3FNUZ / E5M2FNUZ (bias 8 / 16, no inf, no -0, NaN is 0x80 alone).
+float8e4b15 = dtype("fp8e4b15", "f8e4b15", "float", 8, 4, 3, 15)
+float8e4b8 = dtype("fp8e4b8", "f8e4b8", "float", 8, 4, 3, 8)
+float8e5b16 = dtype("fp8e5b16", "f8e5b16", "float", 8, 5, 2, 16)
 float16 = dtype("fp16", "f16", "float", 16, 5, 10)
 bfloat16 = dtype("bf16", "bf16", "float", 16, 8, 7)
 float32 = dtype("fp32", "f32", "float", 32, 8, 23)
 float64 = dtype("fp64", "f64", "float", 64, 11, 52)
 
+pi32_t = pointer_type(int32)
+
 ALL_DTYPES = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-              float8e5, float8e4nv, float16, bfloat16, float32, float64)
+              float8e5, float8e4nv, float8e4b15, float8e4b8, float8e5b16, float16, bfloat16, float32, float64)
 BY_IR = {d.ir: d for d in ALL_DTYPES}
 BY_NAME = {d.name: d for d in ALL_DTYPES}
 
 _NUMPY_STORAGE = {
     "int1": "bool", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
     "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
-    "fp8e5": "uint8", "fp8e4nv": "uint8", "fp16": "float16", "bf16": "uint16",
+    "fp8e5": "uint8", "fp8e4nv": "uint8", "fp8e4b15": "uint8", "fp8e4b8": "uint8", "fp8e5b16": "uint8",
+    "fp16": "float16", "bf16": "uint16",
     "fp32": "float32", "fp64": "float64",
 }
+
+
+_TRITON_SHORT_NAMES = {"i1": "int1", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u1": "int1",
+                       "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "bool": "int1",
+                       "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+                       "float8e5": "fp8e5", "float8e4nv": "fp8e4nv", "float8e4b15": "fp8e4b15",
+                       "float8e4b8": "fp8e4b8", "float8e5b16": "fp8e5b16", "float8_e5m2": "fp8e5",
+                       "float8_e4m3fn": "fp8e4nv"}
+
+
+def str_to_ty(name: str, c=None) -> dtype:
+    """Triton's `tl.str_to_ty`: a type from its signature spelling ('i32', 'fp16', '*fp32', 'bf16', ...)."""
+    if name.startswith("*"):
+        return pointer_type(str_to_ty(name[1:]), const=False)
+    key = _TRITON_SHORT_NAMES.get(name, name)
+    if key in BY_NAME:
+        return BY_NAME[key]
+    raise TypeError(f"Unsupported type {name}")
 
 
 def parse_ir_type(text: str) -> dtype:
@@ -182,7 +254,8 @@ def from_numpy(np_dtype: np.dtype) -> dtype:
     table = {"bool": int1, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
              "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
              "float16": float16, "float32": float32, "float64": float64, "bfloat16": bfloat16,
-             "float8_e4m3fn": float8e4nv, "float8_e5m2": float8e5}
+             "float8_e4m3fn": float8e4nv, "float8_e5m2": float8e5, "float8_e4m3fnuz": float8e4b8,
+             "float8_e5m2fnuz": float8e5b16}
     try:
         return table[name]
     except KeyError:

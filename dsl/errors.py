@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 
-class CompilationError(Exception):
+class TritonError(Exception):
+    """Base of every error wavetile raises about a kernel, as `triton.TritonError` is Triton's."""
+
+
+class CompilationError(TritonError):
     """A kernel that cannot be compiled. The message shows file:line, the source excerpt and a caret."""
 
     def __init__(self, reason: str, *, file: str = "", line: int = 0, col: int = 0,
                  source_lines: list[str] | None = None, first_line: int = 1, kernel: str = ""):
         self.reason = reason
+        self.error_message = reason  # Triton's attribute name for the bare reason
         self.file, self.line, self.col, self.kernel = file, line, col, kernel
         self.source_lines = source_lines or []
         self.first_line = first_line
@@ -46,7 +51,7 @@ class UnsupportedLanguageConstruct(CompilationError):
     """Python syntax that kernels cannot use (break, with, lambda, ...)."""
 
 
-class KernelError(RuntimeError):
+class KernelError(TritonError, RuntimeError):
     """A kernel failed at run time (out-of-bounds access, failed device assert)."""
 
 

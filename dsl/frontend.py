@@ -47,6 +47,11 @@ class ParsedSource:
         except (OSError, TypeError) as e:
             raise CompilationError(f"cannot read the source of {fn.__name__}: @jit functions must be "
                                    f"defined in a Python file ({e})") from None
+        return ParsedSource.from_lines(lines, first, inspect.getsourcefile(fn) or "<unknown>", fn.__name__)
+
+    @staticmethod
+    def from_lines(lines: list[str], first: int, file: str, name: str) -> ParsedSource:
+        """Parse source lines (decorators and def) that start at file line `first`."""
         module = ast.parse(textwrap.dedent("".join(lines)))
         tree = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
         indent = len(lines[0]) - len(lines[0].lstrip())
@@ -54,8 +59,7 @@ class ParsedSource:
         for node in ast.walk(tree):
             if hasattr(node, "col_offset"):
                 node.col_offset += indent
-        return ParsedSource(tree, [line.rstrip("\n") for line in lines], first,
-                            inspect.getsourcefile(fn) or "<unknown>", fn.__name__)
+        return ParsedSource(tree, [line.rstrip("\n") for line in lines], first, file, name)
 
 
 def _source_lines(fn) -> tuple[list[str], int]:
@@ -99,6 +103,14 @@ def _defines(block: list[str], name: str) -> bool:
     return len(body) == 1 and isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) and body[0].name == name
 
 
+# Python builtins that only look at a value, so kernels may apply them to tensors (as Triton allows)
+_INTROSPECTION_BUILTINS = (builtins.isinstance, builtins.hasattr, builtins.getattr, builtins.type)
+
+
+def _is_tensor_attribute(name: str) -> bool:
+    return name in language.MEMBERS or isinstance(getattr(tensor, name, None), (property, type(_is_tensor_attribute)))
+
+
 def is_constexpr_annotation(annotation) -> bool:
     if annotation is inspect.Parameter.empty:
         return False
@@ -134,6 +146,7 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
         closure = inspect.getclosurevars(jit_fn.fn).nonlocals if jit_fn.fn.__closure__ else {}
         self.closure = closure
         self.scope: dict[str, object] = {}
+        self.inlining = [jit_fn]  # the calls being inlined (the semantic's call_jit is the kernel's compiler's)
 
     # -- entry points
     def run(self, scope: dict[str, object]):
@@ -160,12 +173,18 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
                 raise TypeError(f"argument {name!r} of {jit_fn.fn.__name__} is a tl.constexpr; "
                                 "it cannot take a tensor")
             scope[name] = unwrap(value)
+        if jit_fn in self.inlining:
+            chain = " -> ".join(f.fn.__name__ for f in [*self.inlining[self.inlining.index(jit_fn):], jit_fn])
+            raise TypeError(f"{jit_fn.fn.__name__} calls itself ({chain}); @jit functions are inlined, so they "
+                            "cannot recurse")
         callee = FunctionCompiler(jit_fn, self.builder, self.semantic, self.kernel_name)
         saved = self.builder.loc
+        self.inlining.append(jit_fn)
         try:
             callee.scope = scope
             return callee.visit_body(callee.src.tree.body)
         finally:
+            self.inlining.pop()
             self.builder.loc = saved
 
     # -- errors
@@ -182,14 +201,14 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
         except CompilationError as e:
             if e.line:
                 raise
-            raise self.error(node, e.reason, type(e)) from None
+            raise self.error(node, e.reason, type(e)) from e.__cause__
         except RecursionError:
             raise self.error(node, "the kernel is nested too deeply to compile") from None
         except Exception as e:  # every other failure becomes a located compile error
             reason = str(e) or type(e).__name__
             if isinstance(e, NameError | AttributeError | TypeError | ValueError | IndexError | KeyError):
                 reason = f"{type(e).__name__}: {reason}" if not str(e).startswith(type(e).__name__) else reason
-            raise self.error(node, reason) from None
+            raise self.error(node, reason) from e  # chained, as Triton does: tests read __cause__
 
     def generic_visit(self, node: ast.AST):
         raise self.error(node, f"unsupported syntax in a kernel: {type(node).__name__}",
@@ -214,6 +233,11 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
         return None
 
     def visit_Expr(self, node):
+        if isinstance(node.value, ast.IfExp):  # `f() if c else g()` as a statement: one side runs, as in Triton
+            value = node.value
+            branch = ast.If(test=value.test, body=[ast.Expr(value.body)], orelse=[ast.Expr(value.orelse)])
+            self.visit(ast.copy_location(branch, node))
+            return
         self.visit(node.value)
 
     def visit_Assign(self, node: ast.Assign):
@@ -290,6 +314,8 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute):
         base = self.visit(node.value)
+        if isinstance(base, (bool, int, float)) and not hasattr(base, node.attr) and _is_tensor_attribute(node.attr):
+            base = self.semantic.to_tensor(base)  # `acc = 0; acc.to(tl.int64)`, `value.dtype`: as Triton does
         try:
             return unwrap(getattr(base, node.attr))
         except AttributeError:
@@ -423,7 +449,7 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
             return result
         if fn is builtins.abs and args and isinstance(args[0], tensor):
             return language.abs(args[0])
-        if _is_language_callable(fn) or isinstance(fn, type):
+        if _is_language_callable(fn) or isinstance(fn, type) or fn in _INTROSPECTION_BUILTINS:
             return fn(*args, **kwargs)
         if any(isinstance(a, tensor) for a in (*args, *kwargs.values())):
             name = getattr(fn, "__name__", repr(fn))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable
+from math import prod as math_prod
 
 from dsl import dtypes as T
 from dsl.core import MEMBERS, constexpr, tensor, unwrap
@@ -36,7 +37,7 @@ def _shape_args(shape) -> list:
 def program_id(axis) -> tensor:
     axis = unwrap(axis)
     if axis not in (0, 1, 2):
-        raise ValueError(f"program_id axis must be 0, 1 or 2, got {axis}")
+        raise ValueError(f"program_id axis must be 0, 1, or 2 but got {axis}")
     s = current()
     return s.emit("tile.program_id", [], _scalar(T.int32), axis=axis)
 
@@ -44,7 +45,7 @@ def program_id(axis) -> tensor:
 def num_programs(axis) -> tensor:
     axis = unwrap(axis)
     if axis not in (0, 1, 2):
-        raise ValueError(f"num_programs axis must be 0, 1 or 2, got {axis}")
+        raise ValueError(f"num_programs axis must be 0, 1, or 2 but got {axis}")
     return current().emit("tile.num_programs", [], _scalar(T.int32), axis=axis)
 
 
@@ -121,6 +122,32 @@ def ravel(input, can_reorder=False) -> tensor:
 
 
 @_member
+def item(input) -> tensor:
+    """The one element of a 1-element block, as a scalar."""
+    x = _t(input)
+    if x.numel != 1:
+        raise ValueError(f"item() needs a tensor of one element, got shape {list(x.shape)}")
+    return reshape(x, []) if x.type.rank else x
+
+
+def squeeze(input, dim) -> tensor:
+    """Drop axis `dim`, which must have size 1 (Triton 3.6's jit helper)."""
+    x = _t(input)
+    dim, rank = unwrap(dim), x.type.rank
+    if not -rank <= dim < rank:
+        raise ValueError(f"invalid axis {dim}. Expected {-rank} <= axis < {rank}")
+    dim %= rank
+    if x.shape[dim] != 1:
+        raise ValueError(f"squeeze: dimension {dim} of shape {list(x.shape)} has size {x.shape[dim]}, not 1")
+    return reshape(x, [d for i, d in enumerate(x.shape) if i != dim])
+
+
+def unsqueeze(input, dim) -> tensor:
+    """Insert an axis of size 1 at `dim`."""
+    return expand_dims(input, dim)
+
+
+@_member
 def trans(input, *dims) -> tensor:
     x = _t(input)
     dims = _shape_args(dims)
@@ -157,6 +184,8 @@ def split(a) -> tuple[tensor, tensor]:
 
 def interleave(a, b) -> tensor:
     c = join(a, b)
+    if c.type.rank == 1:  # two scalars: join gave [2], which is already their interleaving
+        return c
     return reshape(c, list(c.shape[:-2]) + [c.shape[-2] * 2])
 
 
@@ -253,6 +282,26 @@ def where(condition, x, y) -> tensor:
     return current().where(condition, x, y)
 
 
+def add(x, y, sanitize_overflow: bool = True) -> tensor:
+    """`x + y` (Triton's explicit form; its overflow sanitizer runs only in Triton's debug mode)."""
+    return current().binary("add", x, y)
+
+
+def sub(x, y, sanitize_overflow: bool = True) -> tensor:
+    return current().binary("sub", x, y)
+
+
+def mul(x, y, sanitize_overflow: bool = True) -> tensor:
+    return current().binary("mul", x, y)
+
+
+def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack):
+    """Inline GPU assembly (PTX / GCN) cannot be emulated on the CPU: refused with the reason."""
+    raise NotImplementedError("tl.inline_asm_elementwise: inline GPU assembly (PTX/GCN) has no meaning on "
+                              "wavetile, which compiles kernels for the CPU; write the operation with tl ops "
+                              "(or tl.extra.libdevice functions) instead")
+
+
 def minimum(x, y, propagate_nan=0) -> tensor:
     return current().minmax("min", x, y, bool(unwrap(propagate_nan)))
 
@@ -287,6 +336,7 @@ sin = _unary("sin")
 cos = _unary("cos")
 sqrt = _unary("sqrt")
 sqrt_rn = sqrt
+MEMBERS["sqrt_rn"] = sqrt  # IEEE sqrt is already correctly rounded
 rsqrt = _unary("rsqrt")
 erf = _unary("erf")
 floor = _unary("floor")
@@ -523,7 +573,15 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
     precision = unwrap(input_precision)
     if precision is None and unwrap(allow_tf32) is not None:
         precision = "tf32" if unwrap(allow_tf32) else "ieee"
-    return current().dot(input, other, acc, precision, unwrap(out_dtype))
+    a, b = _t(input), _t(other)
+    if a.type.rank > 3 and a.type.rank == b.type.rank:  # Triton folds the batch dims into one
+        batch = list(a.shape[:-2])
+        fold = [math_prod(batch)]
+        a3, b3 = reshape(a, fold + list(a.shape[-2:])), reshape(b, fold + list(b.shape[-2:]))
+        acc3 = None if acc is None else reshape(acc, fold + list(_t(acc).shape[-2:]))
+        out = current().dot(a3, b3, acc3, precision, unwrap(out_dtype))
+        return reshape(out, batch + list(out.shape[-2:]))
+    return current().dot(a, b, acc, precision, unwrap(out_dtype))
 
 
 # -- compile time, debugging, hints

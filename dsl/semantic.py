@@ -27,7 +27,20 @@ def is_pow2(n: int) -> bool:
 def _kind_rank(d: T.dtype) -> int:
     if d.is_ptr():
         raise TypeError(f"invalid operand of type {d} (pointers take only + and - of integers)")
-    return {"bool": 0, "uint": 1, "int": 2, "float": 3}[d.kind]
+    return {"bool": 0, "uint": 1, "int": 1, "float": 2}[d.kind]  # Triton's kinds: bool < integral < floating
+
+
+def _check_literal_fits(value, dtype: T.dtype) -> None:
+    """Triton's checks on a Python int combined with an integer tensor of type `dtype`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not dtype.is_int() or dtype.is_bool():
+        return
+    if value < 0 and not dtype.is_int_signed():
+        raise ValueError("Cannot perform a binary operation between an unsigned tensor and a negative scalar. "
+                         "Perform a explicit cast on one of them.")
+    bits = dtype.primitive_bitwidth
+    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if dtype.is_int_signed() else (0, (1 << bits) - 1)
+    if not low <= value <= high:
+        raise ValueError(f"Scalar {value} is out of range for type {dtype}")
 
 
 class Semantic:
@@ -148,9 +161,14 @@ class Semantic:
 
     def expand_dims(self, x: tensor, axis) -> tensor:
         axes = [unwrap(a) for a in axis] if isinstance(unwrap(axis), (list, tuple)) else [unwrap(axis)]
-        for a in sorted(a if a >= 0 else a + x.type.rank + len(axes) for a in axes):
-            if not 0 <= a <= x.type.rank:
-                raise ValueError(f"expand_dims: axis {a} is out of range for shape {list(x.shape)}")
+        ndim = x.type.rank + len(axes)
+        for a in axes:
+            if not -ndim <= a < ndim:
+                raise ValueError(f"invalid axis {a}. Expected {-ndim} <= axis < {ndim}")
+        normalized = [a % ndim for a in axes]
+        if len(set(normalized)) != len(normalized):
+            raise ValueError(f"expand_dims received duplicate axes, normalized axes = {normalized}")
+        for a in sorted(a if a >= 0 else a + ndim for a in axes):
             shape = x.shape[:a] + (1,) + x.shape[a:]
             x = self.emit("tile.expand_dims", [x], TileType(x.dtype, shape), axis=a)
         return x
@@ -220,26 +238,36 @@ class Semantic:
     # -- promotion
     def computation_type(self, a: T.dtype, a_literal: bool, b: T.dtype, b_literal: bool,
                          div_or_mod: bool = False) -> T.dtype:
-        """Triton's rules: a Python literal of a lower or equal kind does not widen a tensor."""
+        """Triton's rules, in Triton's order: a Python literal of a lower or equal kind does not take part;
+        fp64 > (div/mod: fp32) > fp32 > fp16 > bf16 (bf16 with another float: fp32) > fp8; integers
+        follow C's usual conversions, and `/`, `//`, `%` refuse to mix signedness."""
         if a.is_ptr() and b.is_ptr() or (a_literal != b_literal and (a if a_literal else b).is_ptr()):
-            raise TypeError(f"invalid operands of type {a} and {b}")
+            raise TypeError(f"invalid operands of type {a!r} and {b!r}")
         if a_literal != b_literal:
             lit, ten = (a, b) if a_literal else (b, a)
             if _kind_rank(lit) <= _kind_rank(ten):
-                if div_or_mod and ten in (T.float16, T.bfloat16):
-                    return T.float32
-                return ten
+                a = b = ten
         if a.is_ptr() or b.is_ptr():
-            raise TypeError(f"invalid operands of type {a} and {b}")
-        if a == T.float64 or b == T.float64:
+            raise TypeError(f"invalid operands of type {a!r} and {b!r}")
+        if T.float64 in (a, b):
             return T.float64
-        if a == T.float32 or b == T.float32:
+        if div_or_mod and (a.is_floating() or b.is_floating()):
             return T.float32
-        if a.is_floating() or b.is_floating():
-            floats = {d for d in (a, b) if d.is_floating()}
-            if len(floats) > 1 or div_or_mod:
-                return T.float32
-            return floats.pop()
+        if T.float32 in (a, b):
+            return T.float32
+        if T.float16 in (a, b):
+            return T.float16
+        if a == b == T.bfloat16:
+            return T.bfloat16
+        if T.bfloat16 in (a, b):
+            return T.float32
+        if a.is_fp8() and b.is_fp8():
+            return a if a == b else T.float16
+        if not a.is_int() or not b.is_int():
+            raise TypeError(f"unexpected type {a} and {b}")
+        if div_or_mod and a.is_int_signed() != b.is_int_signed():
+            raise TypeError(f"Cannot use /, #, or % with {a!r} and {b!r} because they have different signedness;"
+                            "this is unlikely to result in a useful answer. Cast them to the same signedness.")
         return self.integer_promote(a, b)
 
     @staticmethod
@@ -256,11 +284,15 @@ class Semantic:
 
     def _binary_operands(self, a, b, div_or_mod: bool = False, allow_float: bool = True,
                          target: T.dtype | None = None) -> tuple[tensor, tensor, T.dtype]:
+        a, b = unwrap(a), unwrap(b)
         a_lit, b_lit = not isinstance(a, tensor), not isinstance(b, tensor)
+        literals = [v for v, lit in ((a, a_lit), (b, b_lit)) if lit]
         a, b = self.to_tensor(a), self.to_tensor(b)
+        if not allow_float and (not a.dtype.is_int() or not b.dtype.is_int()):
+            raise TypeError(f"invalid operands of type {a.dtype!r} and {b.dtype!r}")
         dtype = target or self.computation_type(a.dtype, a_lit, b.dtype, b_lit, div_or_mod)
-        if not allow_float and dtype.is_floating():
-            raise TypeError(f"this operator needs integer operands, got {a.dtype} and {b.dtype}")
+        for value in literals:
+            _check_literal_fits(value, dtype)
         a, b = self.cast(a, dtype), self.cast(b, dtype)
         a, b = self.broadcast(a, b)
         return a, b, dtype
@@ -284,6 +316,7 @@ class Semantic:
         a_lit, b_lit = not isinstance(a, tensor), not isinstance(b, tensor)
         a, b = self.to_tensor(a), self.to_tensor(b)
         if a.dtype.is_int() and b.dtype.is_int():
+            self.computation_type(a.dtype, a_lit, b.dtype, b_lit, div_or_mod=True)  # Triton's signedness check
             dtype = T.float32
         else:
             dtype = self.computation_type(a.dtype, a_lit, b.dtype, b_lit, div_or_mod=True)
@@ -311,7 +344,14 @@ class Semantic:
         return self.emit(f"arith.{op}", [a, b], a.type)
 
     def shift(self, op: str, a, b) -> tensor:
-        a, b, _ = self._binary_operands(a, b, allow_float=False)
+        """`<<` and `>>`. As in Triton, `>>` is arithmetic when the tensor operand it is called on (the left
+        one, or the right one under a Python-literal left operand) is signed, whatever the promoted type."""
+        shifted = unwrap(a) if isinstance(unwrap(a), tensor) else unwrap(b)
+        a, b, dtype = self._binary_operands(a, b, allow_float=False)
+        if op == "shr" and shifted.dtype.is_int_signed() != dtype.is_int_signed() and not dtype.is_bool():
+            kind = T.BY_NAME[("int" if shifted.dtype.is_int_signed() else "uint") + str(dtype.primitive_bitwidth)]
+            a, b = self.cast(a, kind), self.cast(b, kind)  # same width: the bits are kept
+            return self.cast(self.emit("arith.shr", [a, b], a.type), dtype)
         return self.emit(f"arith.{op}", [a, b], a.type)
 
     def logical(self, op: str, a, b) -> tensor:
@@ -368,7 +408,7 @@ class Semantic:
     # -- math
     def check_math_dtype(self, name: str, x: tensor) -> None:
         if x.dtype not in (T.float32, T.float64):
-            raise ValueError(f"{name}: expected dtype ['fp32', 'fp64'] but got {x.dtype}; "
+            raise ValueError(f"{name}: Expected dtype ['fp32', 'fp64'] but got {x.dtype}; "
                              "convert with .to(tl.float32) first")
 
     def unary_math(self, fn: str, x) -> tensor:
@@ -380,7 +420,7 @@ class Semantic:
         if fn in ("floor", "ceil", "trunc", "rint") and x.dtype.is_int():
             return x
         if x.dtype.is_int():
-            raise ValueError(f"{fn}: expected dtype ['fp32', 'fp64'] but got {x.dtype}")
+            raise ValueError(f"{fn}: Expected dtype ['fp32', 'fp64'] but got {x.dtype}")
         self.check_math_dtype(fn, x)
         return self.emit(f"math.{fn}", [x], x.type)
 
@@ -391,7 +431,13 @@ class Semantic:
         return self.emit("arith.fma", [a, b, c], a.type)
 
     def umulhi(self, a, b) -> tensor:
-        a, b, _ = self._binary_operands(a, b, allow_float=False)
+        """High half of the product of the operands' unsigned bit patterns (Triton's and CUDA's umulhi),
+        whatever their signedness; the result keeps the operands' type."""
+        a, b, dtype = self._binary_operands(a, b, allow_float=False)
+        if dtype.is_int_signed():
+            unsigned = T.BY_NAME[f"uint{dtype.primitive_bitwidth}"]
+            a, b = self.cast(a, unsigned), self.cast(b, unsigned)  # same width: the bits are kept
+            return self.cast(self.emit("arith.umulhi", [a, b], a.type), dtype)
         return self.emit("arith.umulhi", [a, b], a.type)
 
     # -- memory
@@ -517,8 +563,8 @@ class Semantic:
             raise ValueError(f"tl.dot: batch dimensions differ: {list(a.shape)} @ {list(b.shape)}")
         if a.dtype != b.dtype and not (a.dtype.is_fp8() and b.dtype.is_fp8()):
             raise TypeError(f"tl.dot: operands must have the same dtype, got {a.dtype} and {b.dtype}")
-        allowed = (T.float32, T.float16, T.bfloat16, T.float8e4nv, T.float8e5, T.int8, T.uint8, T.float64)
-        if a.dtype not in allowed:
+        allowed = (T.float32, T.float16, T.bfloat16, T.int8, T.uint8, T.float64)
+        if a.dtype not in allowed and not a.dtype.is_fp8():
             raise TypeError(f"tl.dot does not support {a.dtype} operands")
         for d in (*a.shape, b.shape[-1]):
             if d < 1:
@@ -536,4 +582,10 @@ class Semantic:
             precision = "tf32" if a.dtype == T.float32 else "ieee"
         if precision not in ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6"):
             raise ValueError(f"tl.dot: unknown input_precision {precision!r}")
+        if acc.dtype in (T.float16, T.bfloat16):
+            # A 16-bit accumulator sums in fp32 and is rounded once: tensor cores keep the partial sums of an
+            # MMA wide, and Triton's interpreter does the same; rounding every k step loses Triton's accuracy.
+            wide = self.emit("tile.dot", [a, b, self.cast(acc, T.float32)], acc.type.with_dtype(T.float32),
+                             input_precision=precision)
+            return self.cast(wide, acc.dtype)
         return self.emit("tile.dot", [a, b, acc], acc.type, input_precision=precision)

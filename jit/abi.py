@@ -43,6 +43,8 @@ PID_ORDER = 10  # i64* permutation of linear program ids (schedule randomisation
 COUNTERS = 11  # i64* instrumentation record (INSTR_* slots), instrumented variants only
 CHECKS = 12  # 1: bounds checks on, 0: off (code is also compiled without them when disabled)
 PROGRAM_COUNT = 13  # > 0: run only the first PROGRAM_COUNT entries of PID_ORDER (a sample); 0: the grid
+CANCEL = 14  # i64* the interrupt counter (jit.interrupt), or 0: programs stop when it differs from CANCEL_SEEN
+CANCEL_SEEN = 15  # the counter's value when the launch started
 CONTEXT_SLOTS = 16
 
 # instrumentation record slots (see jit.codegen.instrument): an int64 trace buffer grown on demand
@@ -69,6 +71,13 @@ OK = 0
 OUT_OF_BOUNDS = 1
 ASSERT_FAILED = 2
 MISALIGNED = 3
+CANCELLED = 4  # the interrupt counter moved (Ctrl-C): polled at loop back-edges and between programs
+
+# A pointer plus a 64-bit offset whose byte distance does not fit in 64 bits becomes this address (compiled
+# with checks, and interpreted) instead of wrapping around into the buffer: no buffer holds it, so the access
+# is reported, and adding any in-range offset cannot bring it back into user space.
+WRAPPED_ADDRESS = 1 << 62
+WRAP_LIMIT_BYTES = 1 << 62  # byte distances at or beyond this (either sign) count as wrapping
 
 ENTRY = "wavetile_grid"
 

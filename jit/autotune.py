@@ -236,7 +236,10 @@ class Heuristics(KernelWrapper):
     def _with_values(self, args, kwargs) -> dict:
         kwargs = dict(kwargs)
         for name, rule in self.values.items():
-            kwargs[name] = rule(self.named_args(args, kwargs))
+            try:
+                kwargs[name] = rule(self.named_args(args, kwargs))
+            except Exception as e:
+                raise type(e)(f"{self.__name__}: the heuristic for {name!r} raised {type(e).__name__}: {e}") from e
         return kwargs
 
     def run(self, *args, grid, **kwargs):

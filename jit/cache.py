@@ -10,6 +10,8 @@ Why it is shaped like this:
   cannot interleave: the first rename wins and the others discard their copy.
 - Entries are never modified after the rename. A reader opens the entry directory once and reads every
   file relative to that handle, so it sees a single entry even if the path is replaced meanwhile.
+- Blobs are read only from regular files, and at most the size the manifest records: a FIFO or a link to
+  /dev/zero put in an entry's place is a damaged entry, not a hang.
 - Anything unexpected (missing or extra-short blob, checksum mismatch, unreadable manifest) makes the
   entry a miss; it is moved aside and deleted so the caller recompiles and rewrites it. Cached object
   code is never trusted unverified: loading garbage into the JIT crashes the process.
@@ -26,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import threading
 import warnings
@@ -40,6 +43,7 @@ ENV_VAR = "WAVETILE_CACHE_DIR"
 _KEY = re.compile(r"[0-9a-f]{16,128}")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 
+_MANIFEST_LIMIT = 1 << 20  # bytes: a manifest lists a few blobs
 _lock = threading.Lock()
 _disabled: set[str] = set()  # roots that failed a write; warned about once each
 
@@ -127,19 +131,23 @@ def _check_key(key: str) -> None:
 def _read_entry(fd: int, key: str) -> dict[str, bytes] | None:
     """Read and verify every blob of the entry open at directory descriptor `fd`; None if damaged."""
 
-    def read(name: str) -> bytes:
-        with open(name, "rb", opener=lambda p, flags: os.open(p, flags, dir_fd=fd)) as f:
-            return f.read()
+    def read(name: str, size: int) -> bytes:
+        """At most `size` + 1 bytes of a regular file: a FIFO, device or symlink put there is never read."""
+        handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+        with open(handle, "rb") as f:
+            if not stat.S_ISREG(os.fstat(handle).st_mode):
+                raise ValueError(f"{name} is not a regular file")
+            return f.read(size + 1)
 
     try:
-        manifest = json.loads(read(MANIFEST))
+        manifest = json.loads(read(MANIFEST, _MANIFEST_LIMIT))
         if manifest.get("format") != FORMAT or manifest.get("key") != key:
             return None
         files = {}
         for name, info in manifest["files"].items():
             if not _NAME.fullmatch(name) or name == MANIFEST:
                 return None
-            data = read(name)
+            data = read(name, int(info["size"]))
             if len(data) != info["size"] or hashlib.sha256(data).hexdigest() != info["sha256"]:
                 return None
             files[name] = data

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from dsl.frontend import compile_kernel
 from dsl.ir.core import Function, Loc, TileType
 from dsl.ir.verifier import verify
-from jit import abi, cache, engine
+from jit import abi, cache, engine, gpu_resources
 from jit.passes import run_passes
 
 COMPILER_VERSION = "0.1.3"
@@ -59,6 +59,24 @@ class Stages(dict):
         return self["asm"]
 
 
+class KernelMetadata(dict):
+    """A compiled kernel's metadata; also read as attributes (`kernel.metadata.shared`), as Triton's is.
+    `shared` is what a GPU build would allocate (the CPU code keeps none; see CompiledKernel.gpu_shared_bytes)."""
+
+    kernel = None  # the CompiledKernel this belongs to (set by `compile`)
+
+    def __getattr__(self, name: str):
+        if name in self:
+            return self[name]
+        if name in _METADATA_DEFAULTS and self.kernel is not None:
+            return _METADATA_DEFAULTS[name](self)
+        raise AttributeError(f"kernel metadata has no field {name!r}")
+
+
+_METADATA_DEFAULTS = {"shared": lambda m: m.kernel.gpu_shared_bytes(),
+                      "num_warps": lambda m: m.kernel.options.num_warps, "name": lambda m: m.kernel.name}
+
+
 @dataclass
 class CompiledKernel:
     """Native code for one specialisation of a kernel, plus every stage's text."""
@@ -70,8 +88,54 @@ class CompiledKernel:
     print_types: dict  # site index -> operand types of a tile.print
     asm: dict[str, str]
     function: engine.LoadedKernel
-    metadata: dict = field(default_factory=dict)
+    metadata: dict = field(default_factory=KernelMetadata)
+    jit_fn: object = None  # the JITFunction compiled (set by `compile`)
     probes: list[dict] = field(default_factory=list)  # instrumented variants: what each probe counts
+    written: tuple[int, ...] = ()  # pointer arguments a store or atomic can write (jit.codegen.provenance)
+    stack_bytes: int = 0  # the program's frame: the launcher picks threads whose stacks hold it
+
+    # Triton's CompiledKernel surface that host code reads (tutorial 02 sizes its grid with these)
+    def _init_handles(self) -> None:
+        """Triton loads the binary on first use; wavetile's is loaded when compiled."""
+
+    def __getitem__(self, grid):
+        """`compiled[grid](*all_args)`, as Triton's CompiledKernel launches (constexprs passed too)."""
+        jit_fn = self.jit_fn
+        options = {k: getattr(self.options, k) for k in ("num_warps", "num_stages") if k not in jit_fn.arg_names}
+        return lambda *args, **kwargs: jit_fn[grid](*args, **options, **kwargs)
+
+    @property
+    def n_regs(self) -> int:
+        """Registers per thread a GPU build would need: the profiler's estimate, from every op of the kernel
+        (no register allocator runs for the CPU code)."""
+        import simulator
+
+        probes = self._static_probes()
+        live = gpu_resources.live_bytes(probes, range(len(probes)))
+        return simulator.estimate_registers(live, self.options.num_warps)
+
+    @property
+    def n_spills(self) -> int:
+        return 0
+
+    def gpu_shared_bytes(self) -> int:
+        """Shared memory a GPU build would allocate (dot operands, cross-warp reductions, layout changes),
+        as the profiler models it for the current machine."""
+        import simulator
+
+        probes = self._static_probes()
+        return gpu_resources.shared_bytes(probes, range(len(probes)), simulator.current_spec(), self.options.num_warps,
+                                      self.options.num_stages, 1)
+
+    def _static_probes(self) -> list[dict]:
+        """Every op of the kernel in the shape of the profiler's probe records (no execution counts)."""
+        from dsl.ir import parse_function
+
+        def values(vs):
+            return [(list(v.type.shape), v.type.dtype.ir) for v in vs]
+
+        return [{"op": op.name, "operands": values(op.operands), "results": values(op.results), "attrs": op.attrs}
+                for op in parse_function(self.asm["ir"]).walk()]
 
     @functools.cached_property
     def prints(self) -> bool:
@@ -79,11 +143,28 @@ class CompiledKernel:
         return bool(self.print_types) or any(s.kind == "print" for s in self.sites)
 
 
+_COMPILE_LISTENERS: list = []
+
+
+def on_compile(listener) -> None:
+    """Call `listener(kernel_name, from_disk_cache)` after every specialisation is built or loaded (progress
+    displays; `remove_compile_listener` undoes it)."""
+    _COMPILE_LISTENERS.append(listener)
+
+
+def remove_compile_listener(listener) -> None:
+    _COMPILE_LISTENERS.remove(listener)
+
+
 def compile(jit_fn, signature: dict, options: Options, divisible: tuple[str, ...] = ()) -> CompiledKernel:
     """Compile, or load from the disk cache when an identical build exists. `divisible`: the integer and
     pointer arguments known to be multiples of 16 (Triton's specialisation; it shapes the reduction order)."""
     kernel = _compile_or_load(jit_fn, signature, options, tuple(divisible))
+    for listener in list(_COMPILE_LISTENERS):
+        listener(jit_fn.__name__, bool(kernel.metadata.get("from_disk_cache")))
     source = jit_fn.parsed
+    kernel.metadata.kernel = kernel
+    kernel.jit_fn = jit_fn
     kernel.metadata["source"] = {"file": source.file, "first_line": source.first_line, "lines": source.lines}
     return kernel
 
@@ -101,18 +182,23 @@ def _compile_or_load(jit_fn, signature: dict, options: Options, divisible: tuple
     run_passes(func, num_warps=options.num_warps, divisible=frozenset(divisible), model_gpu=options.instrument)
     verify(func)
     from jit.codegen.lower import CodegenOptions, lower
+    from jit.codegen.provenance import written_buffers
+
+    written = written_buffers(func)
 
     lowered = lower(func, CodegenOptions(checks=options.checks, instrument=options.instrument))
     obj = engine.optimize_and_emit(lowered.llvm_ir, func.name, with_asm=False)
     ir_text = str(func)
     print_types = _print_types(func, lowered.sites)
     meta = {"sites": [_site_to_json(s) for s in lowered.sites],
-            "print_types": {str(k): v for k, v in print_types.items()}, "probes": lowered.probes}
+            "print_types": {str(k): v for k, v in print_types.items()}, "probes": lowered.probes,
+            "written": list(written), "stack_bytes": lowered.stack_bytes}
     files = {**obj.to_files(), "kernel.ir": ir_text.encode(), "meta.json": json.dumps(meta).encode()}
     cache.put(key, files)
     return CompiledKernel(func.name, signature, options, lowered.sites, print_types,
                           Stages(ir=ir_text, llir=obj.optimized_ir, llir_unoptimized=lowered.llvm_ir),
-                          engine.load(obj.obj), probes=lowered.probes)
+                          engine.load(obj.obj), probes=lowered.probes, written=written,
+                          stack_bytes=lowered.stack_bytes)
 
 
 def _from_cache(jit_fn, signature, options, files) -> CompiledKernel:
@@ -122,7 +208,8 @@ def _from_cache(jit_fn, signature, options, files) -> CompiledKernel:
     print_types = {int(k): v for k, v in meta["print_types"].items()}
     return CompiledKernel(jit_fn.__name__, signature, options, sites, print_types,
                           Stages(ir=files["kernel.ir"].decode(), llir=obj.optimized_ir),
-                          engine.load(obj.obj), {"from_disk_cache": True}, meta.get("probes", []))
+                          engine.load(obj.obj), KernelMetadata(from_disk_cache=True), probes=meta.get("probes", []),
+                          written=tuple(meta["written"]), stack_bytes=meta["stack_bytes"])
 
 
 def cache_key(jit_fn, signature: dict, options: Options, divisible: tuple[str, ...] = ()) -> str:

@@ -209,6 +209,13 @@ def optimize_and_emit(llvm_ir: str, name: str, *, with_asm: bool = True) -> Comp
     return compiled
 
 
+def emit_support_object(llvm_ir: str, name: str) -> bytes:
+    """The object file of runtime support code (not a kernel, so not counted in `stats`)."""
+    host = _host_target()
+    with _compile_lock:
+        return _compile(host, _compile_machine, llvm_ir, name, False).obj
+
+
 def _compile(host: _Host, tm: llvm.TargetMachine, llvm_ir: str, name: str, with_asm: bool) -> CompiledObject:
     try:
         module = llvm.parse_assembly(llvm_ir)

@@ -37,3 +37,36 @@ def _follow_changes(event: str, args: tuple) -> None:
 
 
 sys.addaudithook(_follow_changes)
+
+
+def integer(name: str, default: int | None = None, minimum: int | None = None) -> int | None:
+    """An integer setting: `default` when unset or empty; a clear error naming the variable otherwise."""
+    value = get(name)
+    if not value:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"{name}={value!r} is not an integer") from None
+    if minimum is not None and number < minimum:
+        raise ValueError(f"{name}={value!r}: it must be at least {minimum}")
+    return number
+
+
+_checked_machine = ""
+
+
+def check_machine() -> None:
+    """WAVETILE_MACHINE must name a known machine even when nothing is profiled, or a typo goes unnoticed
+    until the first profile. Checked on a launch's general path; a value already checked costs one lookup."""
+    global _checked_machine
+    value = get("WAVETILE_MACHINE")
+    if not value or value == _checked_machine:
+        return
+    import simulator
+
+    try:
+        simulator.get_spec(value)
+    except KeyError as e:
+        raise ValueError(f"WAVETILE_MACHINE={value!r}: {e.args[0]}") from None
+    _checked_machine = value

@@ -16,6 +16,7 @@ from dsl.frontend import compile_kernel
 from dsl.ir.core import Function, TileType
 from dsl.ir.verifier import verify
 from jit import env
+from jit.grid import normalize_grid
 from jit.interp import numerics as N
 
 MODES = ("ir", "eager")
@@ -56,13 +57,14 @@ def ir_of(jit_fn, signature: dict, num_warps: int = 4, divisible: tuple[str, ...
     return func
 
 
-def register_args(runtime: list) -> tuple[list[np.ndarray], list[tuple[str, int, int]]]:
-    """Runtime arguments as registers (pointers as addresses), and the (name, low, high) of each buffer."""
+def register_args(runtime: list) -> tuple[list[np.ndarray], list[tuple[str, int, int, bool]]]:
+    """Runtime arguments as registers (pointers as addresses), and the (name, low, high, writable) of each
+    buffer."""
     values, buffers = [], []
     for name, value, type in runtime:
         if type.dtype.is_ptr():
             values.append(np.asarray(value.address, np.int64))
-            buffers.append((name, value.low, value.high))
+            buffers.append((name, value.low, value.high, value.writable))
         elif type.dtype.is_floating():
             values.append(np.asarray(float(value), N.register_dtype(type.dtype)))
         else:
@@ -71,28 +73,19 @@ def register_args(runtime: list) -> tuple[list[np.ndarray], list[tuple[str, int,
     return values, buffers
 
 
-def normal_grid(grid) -> tuple[int, int, int]:
-    grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
-    if not 1 <= len(grid) <= 3:
-        raise ValueError(f"the grid must have 1 to 3 dimensions, got {grid}")
-    if any(g < 0 for g in grid):
-        raise ValueError(f"grid dimensions must be non-negative, got {grid}")
-    return grid + (1,) * (3 - len(grid))  # type: ignore[return-value]
-
-
 def schedule(total: int) -> np.ndarray | None:
     """The program order WAVETILE_SCHEDULE_SEED asks for (the permutation the compiled launcher uses)."""
-    seed = env.get("WAVETILE_SCHEDULE_SEED")
-    if not seed:
+    seed = env.integer("WAVETILE_SCHEDULE_SEED", minimum=0)
+    if seed is None:
         return None
-    return np.random.default_rng(int(seed)).permutation(total).astype(np.int64)
+    return np.random.default_rng(seed).permutation(total).astype(np.int64)
 
 
 def run(jit_fn, signature: dict, options: dict, runtime: list, grid, how: str):
     """Launch `jit_fn` in interpreter mode `how` ('ir' or 'eager'); returns the sanitizer report (or None)."""
     from jit import sanitize
 
-    grid = normal_grid(grid)
+    grid = normalize_grid(grid, jit_fn.__name__)
     total = grid[0] * grid[1] * grid[2]
     if how == "eager":
         from jit import eager
@@ -106,9 +99,9 @@ def run(jit_fn, signature: dict, options: dict, runtime: list, grid, how: str):
     from jit.interp.machine import Machine
 
     machine = Machine(func, args, buffers, jit_fn.__name__, hooks)
-    seed = env.get("WAVETILE_SCHEDULE_SEED")
-    if seed:
-        machine.warp_shuffle = (int(seed), int(options.get("num_warps", 4)))
+    seed = env.integer("WAVETILE_SCHEDULE_SEED", minimum=0)
+    if seed is not None:
+        machine.warp_shuffle = (seed, int(options.get("num_warps", 4)))
     if total:
         machine.launch(grid, schedule(total))
     return hooks if hooks.active else None

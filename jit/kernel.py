@@ -10,16 +10,19 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import operator
 import re
+import types
 from collections.abc import Callable
 
 from dsl import dtypes as T
 from dsl.core import constexpr, unwrap
 from dsl.frontend import ParsedSource, is_constexpr_annotation
 from dsl.ir.core import TileType
-from jit import compiler, interpreter, launcher, plans
+from jit import compiler, env, interpreter, launcher, plans
 
 _MISSING = object()
+_COMPILER_MODULES = frozenset(("dsl", "jit", "numpy", "math", "builtins"))
 
 
 def eager_active() -> bool:
@@ -29,7 +32,8 @@ def eager_active() -> bool:
 
 
 LAUNCH_OPTIONS = frozenset(("num_warps", "num_stages", "num_ctas", "machine", "checks", "interpret", "enable_fp_fusion",
-                            "maxnreg", "debug", "warp_size", "extern_libs", "sample", "shared_padding"))
+                            "maxnreg", "debug", "warp_size", "extern_libs", "sample", "shared_padding",
+                            "launch_cooperative_grid"))  # accepted: wavetile has no grid-wide barrier it would enable
 MODEL_OPTIONS = ("sample", "shared_padding")  # how a profiled launch is modeled (jit.profiler)
 
 
@@ -72,21 +76,48 @@ class JITFunction:
     def src(self) -> str:
         return "\n".join(self.parsed.lines)
 
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Triton's hook for tests that rewrite a kernel's text: compile `new_src` (same name and
+        parameters) from now on; compiled specialisations of the old text are dropped."""
+        lines = [line + "\n" for line in new_src.splitlines()]
+        self._parsed = ParsedSource.from_lines(lines, self.parsed.first_line, self.parsed.file, self.__name__)
+        self._cache_key = None
+        self.compiled = {}
+        self._plans = plans.Plans(self)
+
     @property
     def cache_key(self) -> str:
-        """Hash of the source, its start line, the jit functions it calls and the constexpr globals it reads."""
+        """Hash of the source, its start line, and every closure and global value the source can read: the
+        jit functions it calls (their own keys, also when reached as `module.function`), constexprs and
+        plain Python constants."""
         if self._cache_key is None:
             h = hashlib.sha256(self.src.encode())
             h.update(str(self.parsed.first_line).encode())
-            names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", self.src))
-            for name in sorted(names):
-                value = self.fn.__globals__.get(name)
-                if getattr(value, "is_wavetile_jit", False) and value is not self:
-                    h.update(f"{name}:{value.cache_key}".encode())
-                elif isinstance(value, constexpr):
-                    h.update(f"{name}={value.value!r}".encode())
+            cells = zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ())
+            closure = {name: cell.cell_contents for name, cell in cells if _filled(cell)}
+            for name in sorted(set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", self.src))):
+                value = closure[name] if name in closure else self.fn.__globals__.get(name, _MISSING)
+                if isinstance(value, types.ModuleType) and value.__name__.partition(".")[0] in _COMPILER_MODULES:
+                    continue  # tl.* and the like: the compiler's own sources are in its fingerprint
+                if isinstance(value, types.ModuleType):
+                    for attr in sorted(set(re.findall(rf"\b{name}\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)", self.src))):
+                        h.update(f"{name}.{attr}={self._key_text(getattr(value, attr, None))}".encode())
+                else:
+                    h.update(f"{name}={self._key_text(value)}".encode())
             self._cache_key = h.hexdigest()
         return self._cache_key
+
+    def _key_text(self, value) -> str:
+        """What a value read by the kernel contributes to its cache key ('' for what cannot change the IR)."""
+        if value is self or value is _MISSING:
+            return ""
+        if getattr(value, "is_wavetile_jit", False):
+            return value.cache_key
+        value = value.value if isinstance(value, constexpr) else value
+        if isinstance(value, (bool, int, float, str, T.dtype, type(None))) or (
+                isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str)) for v in value)):
+            return f"{type(value).__name__}:{value!r}"
+        return ""
 
     def __call__(self, *args, **kwargs):
         if eager_active():
@@ -103,7 +134,9 @@ class JITFunction:
     # -- specialisation
     def bind(self, args, kwargs) -> tuple[dict, dict, list]:
         """Split a call into (signature, launch options, runtime argument values)."""
-        options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS.intersection(kwargs)} if kwargs else {}
+        # a kernel parameter named like a launch option (tutorial 02's `num_stages`) is an argument, as in Triton
+        options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS.intersection(kwargs) if k not in self._index} \
+            if kwargs else {}
         values = self.bind_values(args, kwargs)
         if values is not None:
             arguments = dict(zip(self.arg_names, values))
@@ -160,15 +193,18 @@ class JITFunction:
         if kernel is not None:
             return kernel
         call = dict(kwargs)
+        env.check_machine()
         signature, options, runtime = self.bind(args, kwargs)
         how = interpreter.mode(options)
-        kernel = None if how else self.get_compiled(signature, _options(options), self.divisibility(runtime))
+        compile_options = _options(options, self.__name__)
+        kernel = None if how else self.get_compiled(signature, compile_options, self.divisibility(runtime))
         if callable(grid):
             meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
                     **{n: (v.keepalive if isinstance(v, launcher.Buffer) else v) for n, v, _ in runtime}, **options}
             grid = grid(meta)
         if how:
             return interpreter.run(self, signature, options, runtime, grid, how)
+        launcher.refuse_read_only(self.__name__, runtime, kernel.written)
         model = {k: options[k] for k in MODEL_OPTIONS if k in options}
         launcher.launch(kernel, grid, runtime, machine=options.get("machine"), kernel_name=self.__name__,
                         jit_fn=self, model=model)
@@ -204,12 +240,38 @@ class JITFunction:
     def warmup(self, *args, grid=None, **kwargs):
         """Compile for these arguments without running; returns the CompiledKernel."""
         signature, options, runtime = self.bind(args, dict(kwargs))
-        return self.get_compiled(signature, _options(options), self.divisibility(runtime))
+        return self.get_compiled(signature, _options(options, self.__name__), self.divisibility(runtime))
 
 
-def _options(launch: dict) -> compiler.Options:
-    return _make_options(int(launch.get("num_warps", 4)), int(launch.get("num_stages", 3)),
-                         bool(launch.get("checks", launcher.checks_enabled())))
+def _filled(cell) -> bool:
+    """Whether a closure cell holds a value yet (a function defined before a name it captures is bound)."""
+    try:
+        _ = cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _options(launch: dict, kernel_name: str) -> compiler.Options:
+    num_warps, num_stages = launch.get("num_warps", 4), launch.get("num_stages", 3)
+    if _as_int(num_warps) not in _NUM_WARPS:
+        raise ValueError(f"{kernel_name}: num_warps={num_warps!r}; it must be a power of two from 1 to 32")
+    if _as_int(num_stages) is None or num_stages < 0:
+        raise ValueError(f"{kernel_name}: num_stages={num_stages!r}; it must be an int >= 0")
+    return _make_options(int(num_warps), int(num_stages), bool(launch.get("checks", launcher.checks_enabled())))
+
+
+def _as_int(value) -> int | None:
+    """An int (numpy ints too, bools not) as itself, anything else as None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+_NUM_WARPS = frozenset(1 << i for i in range(6))
 
 
 @functools.cache

@@ -12,7 +12,7 @@ import os
 import struct
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -20,7 +20,8 @@ from dsl import dtypes as T
 from dsl.core import constexpr
 from dsl.errors import DeviceAssertionError, KernelError, OutOfBoundsError
 from dsl.ir.core import TileType
-from jit import abi, env
+from jit import abi, env, interrupt
+from jit.grid import normalize_grid
 
 _TORCH_DTYPES = {"torch.float32": T.float32, "torch.float16": T.float16, "torch.bfloat16": T.bfloat16,
                  "torch.float64": T.float64, "torch.int8": T.int8, "torch.int16": T.int16, "torch.int32": T.int32,
@@ -41,7 +42,7 @@ def classify(value, name: str, kernel: str, specialize: bool = True) -> TileType
     """The type a runtime argument gets (Triton's rules), a constexpr for values that specialise,
     or the Buffer of an array argument (its type is `buffer.type`)."""
     if isinstance(value, np.ndarray):
-        return numpy_buffer(value)
+        return _named(numpy_buffer, value, name, kernel)
     if isinstance(value, (bool, np.bool_)):
         return _SCALAR[T.int1]
     if isinstance(value, (int, np.integer)):
@@ -59,21 +60,30 @@ def classify(value, name: str, kernel: str, specialize: bool = True) -> TileType
         return _SCALAR[T.float32]
     if value is None or isinstance(value, (T.dtype, str)) or getattr(value, "is_wavetile_jit", False):
         return constexpr(value)
-    buf = as_buffer(value)
+    buf = _named(as_buffer, value, name, kernel)
     if buf is not None:
         return buf
     raise TypeError(f"{kernel}: argument {name} has unsupported type {type(value).__name__}; "
                     "pass a numpy array, a tensor with __dlpack__, a number or a bool")
 
 
+def _named(make, value, name: str, kernel: str):
+    """make(value), with the kernel and argument named in the error of an array that cannot be passed."""
+    try:
+        return make(value)
+    except (TypeError, ValueError, NotImplementedError, RuntimeError) as e:
+        raise TypeError(f"{kernel}: argument {name}: {e}") from None
+
+
 class Buffer:
     """A pointer argument: its element type, the address of element 0 and the byte range it may touch."""
 
-    __slots__ = ("dtype", "type", "address", "low", "high", "keepalive")
+    __slots__ = ("dtype", "type", "address", "low", "high", "keepalive", "writable")
 
-    def __init__(self, dtype, address, low, high, keepalive, type=None):
+    def __init__(self, dtype, address, low, high, keepalive, type=None, writable: bool = True):
         self.dtype, self.address, self.low, self.high, self.keepalive = dtype, address, low, high, keepalive
         self.type = type or _pointer_tile(dtype)
+        self.writable = writable
 
 
 @functools.cache
@@ -85,27 +95,61 @@ def as_buffer(value) -> Buffer | None:
     if isinstance(value, np.ndarray):
         return numpy_buffer(value)
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):  # torch-like tensors (bfloat16 too)
-        dtype = _TORCH_DTYPES.get(str(value.dtype))
+        # a tl.dtype: a tensor reinterpreted as another element type (Triton's TensorWrapper)
+        dtype = value.dtype if isinstance(value.dtype, T.dtype) else _TORCH_DTYPES.get(str(value.dtype))
         if dtype is None:
             raise TypeError(f"tensors of {value.dtype} cannot be passed to a kernel")
         if getattr(value, "device", None) is not None and str(value.device) != "cpu":
             raise TypeError(f"only CPU tensors can be passed to a kernel, got one on {value.device}")
-        storage = value.untyped_storage()
-        return Buffer(dtype, value.data_ptr(), storage.data_ptr(), storage.data_ptr() + storage.nbytes(), value)
+        layout = str(getattr(value, "layout", "torch.strided"))
+        if layout != "torch.strided":
+            raise TypeError(f"only dense (strided) tensors can be passed to a kernel, got a {layout} (sparse) "
+                            "tensor; pass tensor.to_dense()")
+        low, high = _tensor_extent(value, dtype.itemsize)
+        return Buffer(dtype, value.data_ptr(), low, high, value)
     if hasattr(value, "__dlpack__"):
         return numpy_buffer(np.from_dlpack(value))
     return None
 
 
+def _tensor_extent(tensor, itemsize: int) -> tuple[int, int]:
+    """The bytes a strided tensor's elements span (a view's own, not its whole storage's)."""
+    address = tensor.data_ptr()
+    if tensor.numel() == 0:
+        return address, address
+    low = high = 0
+    for size, stride in zip(tensor.shape, tensor.stride()):
+        reach = (size - 1) * stride
+        low, high = (low + reach, high) if stride < 0 else (low, high + reach)
+    return address + low * itemsize, address + (high + 1) * itemsize
+
+
 def numpy_buffer(arr: np.ndarray) -> Buffer:
     """The Buffer of an array argument: its element type, data address and byte range."""
     dtype, type = _numpy_types(arr.dtype)
+    if not arr.flags.aligned:
+        raise TypeError(f"the array is not aligned to its {arr.dtype.itemsize}-byte elements (data at "
+                        f"{arr.ctypes.data:#x}); pass an aligned copy, e.g. np.array(x)")
     address = data_address(arr)
     if arr.flags.c_contiguous:
         low, high = address, address + arr.nbytes
     else:
         low, high = byte_bounds(arr)
-    return Buffer(dtype, address, low, high, arr, type)
+    return Buffer(dtype, address, low, high, arr, type, arr.flags.writeable)
+
+
+def refuse_read_only(kernel_name: str, runtime: list, written: tuple[int, ...]) -> None:
+    """Raise before running when a buffer the kernel can store into (or update atomically) is read-only:
+    writing it would crash (a read-only memmap) or silently change memory the caller declared immutable."""
+    if not written:
+        return
+    pointers = [(name, value) for name, value, type in runtime if type.dtype.is_ptr()]
+    for index in written:
+        name, buffer = pointers[index]
+        if not buffer.writable:
+            raise ValueError(f"{kernel_name}: argument '{name}' is read-only (a numpy array with "
+                             "flags.writeable False, a read-only memmap or a bytes buffer), but the kernel stores "
+                             "into it or updates it atomically; pass a writable array")
 
 
 def _slow_data_address(arr: np.ndarray) -> int:
@@ -136,6 +180,9 @@ data_address = _pick_data_address()
 @functools.cache
 def _numpy_types(np_dtype) -> tuple[T.dtype, TileType]:
     """Element dtype and pointer type of an array dtype (keyed by numpy's dtype, which hashes fast)."""
+    if not np_dtype.isnative:
+        raise TypeError(f"arrays of {np_dtype.str} have the non-native byte order; kernels read the host's "
+                        "byte order: pass x.astype(x.dtype.newbyteorder('='))")
     dtype = T.from_numpy(np_dtype)
     return dtype, _pointer_tile(dtype)
 
@@ -159,15 +206,32 @@ def arg_slot(value, type: TileType) -> int:
 
 
 _pool: ThreadPoolExecutor | None = None
+_pool_stack = 0
 _pool_lock = threading.Lock()
 _print_lock = threading.Lock()
+MiB = 1 << 20
+POOL_STACK = 64 * MiB  # worker threads' stacks: room for big tiles (reserved, committed only when touched)
+MAX_STACK = 1 << 30  # a program needing more tile storage than this is refused before it runs
+_MAIN_STACK = 4 * MiB  # frames up to this run on the calling thread (whose stack is usually 8 MiB)
 
 
-def _executor(n: int) -> ThreadPoolExecutor:
-    global _pool
+def _executor(n: int, stack: int = 0) -> ThreadPoolExecutor:
+    """The launch pool, with at least `n` threads whose stacks hold `stack` bytes of program frame."""
+    global _pool, _pool_stack
     with _pool_lock:
-        if _pool is None or _pool._max_workers < n:
-            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="wavetile")
+        if _pool is None or _pool._max_workers < n or _pool_stack < stack:
+            size = max(POOL_STACK, 1 << (stack - 1).bit_length() if stack else 0)
+            old = threading.stack_size(size)
+            try:
+                pool = ThreadPoolExecutor(max_workers=max(n, _pool._max_workers if _pool else 0),
+                                          thread_name_prefix="wavetile")
+                for _ in range(pool._max_workers):  # threads start now, while the stack size is set
+                    pool._adjust_thread_count()
+            finally:
+                threading.stack_size(old)
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool, _pool_stack = pool, size
         return _pool
 
 
@@ -197,17 +261,6 @@ def profiling() -> bool:
     if sim is None and env.get("WAVETILE_PROFILE"):
         import simulator as sim
     return sim is not None and sim.is_profiling()
-
-
-def normalize_grid(grid, kernel_name: str = "") -> tuple[int, int, int]:
-    """The grid as three non-negative ints (x, y, z)."""
-    grid = tuple(map(int, grid)) if isinstance(grid, (tuple, list)) else (int(grid),)
-    if not 1 <= len(grid) <= 3:
-        raise ValueError(f"{kernel_name}: the grid must have 1 to 3 dimensions, got {grid}")
-    grid = grid + (1,) * (3 - len(grid))
-    if any(g < 0 for g in grid):
-        raise ValueError(f"{kernel_name}: grid dimensions must be non-negative, got {grid}")
-    return grid
 
 
 _FRAME_ERROR = abi.CONTEXT_SLOTS
@@ -264,16 +317,37 @@ def run_frame(kernel, grid: tuple[int, int, int], slots: list[int], bounds: list
     frame[abi.PID_ORDER] = ctypes.addressof(order) if order is not None else 0
     frame[abi.CHECKS] = 1
     frame[abi.COUNTERS] = instrumentation
-    if threads == 1:
+    frame[abi.CANCEL], frame[abi.CANCEL_SEEN] = interrupt.counter()
+    stack = kernel.stack_bytes
+    if threads == 1 and stack <= _MAIN_STACK:
         rc = kernel.function(base)
     else:
-        pool = _executor(threads)
-        futures = [pool.submit(kernel.function, base) for _ in range(threads)]
-        codes = [f.result() for f in futures]
-        rc = next((c for c in codes if c), 0)
+        if stack > MAX_STACK:
+            raise ValueError(f"kernel '{kernel.name}' needs {stack / MiB:.0f} MiB of tile storage per program, "
+                             f"more than the {MAX_STACK // MiB} MiB a program may use: use smaller blocks")
+        rc = _run_on_pool(kernel, base, threads, stack)
     if callback is not None:
         sys.stdout.flush()
     return rc, (frame[_FRAME_ERROR:_FRAME_ERROR + abi.ERROR_SLOTS] if rc else None)
+
+
+def _run_on_pool(kernel, base: int, threads: int, stack: int) -> int:
+    """Run the launch on `threads` pool threads and wait for all of them, also when interrupted: on Ctrl-C
+    the programs are told to stop, and the launch raises only once no thread can touch its arrays."""
+    pool = _executor(threads, stack)
+    futures = [pool.submit(kernel.function, base) for _ in range(threads)]
+    try:
+        codes = [f.result() for f in futures]
+    except BaseException:
+        interrupt.interrupt()
+        while True:
+            try:
+                wait(futures)
+                break
+            except BaseException:  # noqa: BLE001 - a second Ctrl-C: keep waiting, the first one is raised
+                interrupt.interrupt()
+        raise
+    return next((c for c in codes if c), 0)
 
 
 def model_launch(kernel, grid, *args, machine=None, sample: int | bool | None = None,
@@ -293,13 +367,20 @@ def model_launch(kernel, grid, *args, machine=None, sample: int | bool | None = 
                                  shared_padding=shared_padding, record=record)
 
 
+def model_only(run_fully=(), measure_fully=()):
+    """Context manager: profiled launches inside run only their measured programs (see jit.profiler.model_only);
+    for modeling whole models at real sizes, where computing every output would take the CPU hours."""
+    from jit import profiler
+
+    return profiler.model_only(run_fully, measure_fully)
+
+
 _CPUS = os.cpu_count() or 1
 
 
 def num_threads() -> int:
     """CPU threads a launch may use: WAVETILE_NUM_THREADS, default all cores."""
-    value = env.get("WAVETILE_NUM_THREADS")
-    return max(1, int(value)) if value else _CPUS
+    return env.integer("WAVETILE_NUM_THREADS", _CPUS, minimum=1)
 
 
 def _thread_count(total: int) -> int:
@@ -307,15 +388,17 @@ def _thread_count(total: int) -> int:
 
 
 def _schedule(total: int):
-    seed = env.get("WAVETILE_SCHEDULE_SEED")
-    if not seed:
+    seed = env.integer("WAVETILE_SCHEDULE_SEED", minimum=0)
+    if seed is None:
         return None
-    order = np.random.default_rng(int(seed)).permutation(total).astype(np.int64)
+    order = np.random.default_rng(seed).permutation(total).astype(np.int64)
     return (ctypes.c_int64 * total).from_buffer_copy(order.tobytes())
 
 
-def launch_error(kernel, name: str, rc: int, error: list[int], runtime: list) -> KernelError:
+def launch_error(kernel, name: str, rc: int, error: list[int], runtime: list) -> BaseException:
     """The exception for a failed launch, from the error record the code wrote and the bound arguments."""
+    if rc == abi.CANCELLED:
+        return KeyboardInterrupt(f"kernel '{name}' was interrupted; its outputs are incomplete")
     buffers = [v for _, v, _ in runtime if type(v) is Buffer]
     site = kernel.sites[error[abi.ERR_SITE]] if 0 <= error[abi.ERR_SITE] < len(kernel.sites) else None
     where = _source_position(kernel, site)
@@ -328,13 +411,16 @@ def launch_error(kernel, name: str, rc: int, error: list[int], runtime: list) ->
             buf = buffers[index]
             size = (buf.high - buf.low) // pointer.dtype.element_ty.itemsize
             what = f"buffer '{arg}' ({size} elements of {pointer.dtype.element_ty})"
-            offset = f"element offset {error[abi.ERR_OFFSET]}"
+            itemsize = pointer.dtype.element_ty.itemsize
+            problem = (f"the address near element offset {error[abi.ERR_OFFSET]} of {what} is not a multiple of "
+                       f"its {itemsize}-byte element size" if rc == abi.MISALIGNED
+                       else f"element offset {error[abi.ERR_OFFSET]} is outside {what}")
         else:
-            what = "no buffer passed to the kernel"
-            offset = f"address {error[abi.ERR_OFFSET]:#x}"
+            problem = (f"address {error[abi.ERR_OFFSET]:#x} is not inside any buffer passed to the kernel (the "
+                       "pointer does not derive from an argument, e.g. it was loaded from memory)")
         kind = "misaligned" if rc == abi.MISALIGNED else "out-of-bounds"
         message = (f"{kind} {site.kind if site else 'access'} in kernel '{name}' at {where}, "
-                   f"program id {pid}: {offset} is outside {what} (tile element {error[abi.ERR_LANE]})")
+                   f"program id {pid}: {problem} (tile element {error[abi.ERR_LANE]})")
         return OutOfBoundsError(message)
     if rc == abi.ASSERT_FAILED:
         msg = site.message if site else ""

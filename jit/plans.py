@@ -61,7 +61,9 @@ class Plans:
             elif kind is np.ndarray:
                 address = launcher.data_address(value)
                 addresses[i] = address
-                parts.append((value.dtype, self.specialize[i] and address % 16 == 0, value.flags.c_contiguous))
+                flags = value.flags  # read-only arrays get their own plans: the general path refuses written ones
+                parts.append((value.dtype, self.specialize[i] and address % 16 == 0, flags.c_contiguous,
+                              flags.writeable))
             elif kind is int:
                 if not -_I64 <= value < _U64:
                     return None

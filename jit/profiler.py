@@ -17,6 +17,7 @@ output, like a plain launch, and records a simulator.LaunchRecord:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import math
@@ -28,7 +29,7 @@ import numpy as np
 import simulator
 from dsl.dtypes import parse_ir_type
 from dsl.ir.core import TileType
-from jit import launcher, sampling, shared_model
+from jit import gpu_resources, launcher, sampling, shared_model
 from jit.layout import default_layout, warp_rows
 from jit.tracebuf import TraceBuffers
 from simulator import Counters, LaunchCounters, LaunchRecord, MachineSpec
@@ -45,6 +46,31 @@ _NO_INSTRUCTIONS = {"tile.join", "tile.split", "tile.cat", "tile.flip", "tile.pe
 
 
 # --- entry points --------------------------------------------------------------------------------------
+_MODEL_ONLY: list[tuple[frozenset[str], frozenset[str]]] = []
+
+
+@contextlib.contextmanager
+def model_only(run_fully=(), measure_fully=()):
+    """Inside the block, profiled launches run only the programs they measure, as `model_launch` does: cheap at
+    real model sizes, the outputs of other programs left uncomputed. Kernels named in `run_fully` (those whose
+    outputs steer later launches or the host, such as a router's expert ids) still run every program; kernels in
+    `measure_fully` are measured on every program (long loops still thinned), for grids whose few working programs
+    a sample scaled to the whole grid would overstate (most programs of a padded grid exit at once)."""
+    _MODEL_ONLY.append((frozenset(run_fully), frozenset(measure_fully)))
+    try:
+        yield
+    finally:
+        _MODEL_ONLY.pop()
+
+
+def _skips_rest(name: str) -> bool:
+    return bool(_MODEL_ONLY) and name not in _MODEL_ONLY[-1][0]
+
+
+def _measured_fully(name: str) -> bool:
+    return bool(_MODEL_ONLY) and name in _MODEL_ONLY[-1][1]
+
+
 
 def profiled_launch(jit_fn, kernel, grid: tuple[int, int, int], runtime: list, *, machine=None,
                     sample: int | bool | None = None, shared_padding: int | None = None) -> LaunchRecord:
@@ -54,10 +80,11 @@ def profiled_launch(jit_fn, kernel, grid: tuple[int, int, int], runtime: list, *
     total = math.prod(grid)
     instrumented = _instrumented(jit_fn, kernel)
     start = time.perf_counter()
-    buffers, chosen = _run_instrumented(instrumented, grid, runtime, jit_fn.__name__, sample, spec, total)
+    buffers, chosen = _run_instrumented(instrumented, grid, runtime, jit_fn.__name__, sample, spec, total,
+                                        every_program=_measured_fully(jit_fn.__name__))
     cpu = time.perf_counter() - start
     rest = None
-    if chosen is not None:
+    if chosen is not None and not _skips_rest(jit_fn.__name__):
         others = np.setdiff1d(np.arange(total, dtype=np.int64), chosen, assume_unique=True)
         threads = max(1, launcher.num_threads() - 1)  # one core is left to the analysis
         rest = _background().submit(_timed, launcher.execute, kernel, grid, runtime, jit_fn.__name__, programs=others,
@@ -98,7 +125,8 @@ def model_launch(jit_fn, grid, args: tuple, kwargs: dict, *, machine=None, sampl
     machine = machine if machine is not None else options.get("machine")
     divisibility = jit_fn.divisibility(runtime) if hasattr(jit_fn, "divisibility") else ()
     # only the instrumented variant runs: the plain build is never compiled for a modeled launch
-    kernel = jit_fn.get_compiled(signature, dataclasses.replace(_options(options), instrument=True), divisibility)
+    kernel = jit_fn.get_compiled(signature, dataclasses.replace(_options(options, jit_fn.__name__), instrument=True),
+                                 divisibility)
     if callable(grid):
         meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
                 **{n: (v.keepalive if isinstance(v, launcher.Buffer) else v) for n, v, _ in runtime}, **options}
@@ -123,9 +151,10 @@ def _instrumented(jit_fn, kernel):
 
 
 def _run_instrumented(instrumented, grid, runtime, name: str, sample, spec: MachineSpec,
-                      total: int) -> tuple[TraceBuffers, np.ndarray | None]:
+                      total: int, every_program: bool = False) -> tuple[TraceBuffers, np.ndarray | None]:
     """Run the programs to measure; returns the trace and the measured ids (None: all programs).
-    Automatic samples (sample=None) are planned from program 0's executions and trace (jit.sampling)."""
+    Automatic samples (sample=None) are planned from program 0's executions and trace (jit.sampling);
+    `every_program` measures them all with that plan's loop thinning (exact counts, bounded trace)."""
     buffers = TraceBuffers(instrumented.probes)
 
     def run(programs: np.ndarray) -> None:
@@ -143,7 +172,7 @@ def _run_instrumented(instrumented, grid, runtime, name: str, sample, spec: Mach
               if info["trace"] and buffers.counts[p]]
     stride, size = sampling.auto_plan(total, traced)
     buffers.thin(stride)
-    if size >= total:
+    if size >= total or every_program:
         run(np.arange(1, total, dtype=np.int64))
         return buffers, None
     first = max(1, sampling.first_programs(size, spec))
@@ -261,8 +290,8 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
 
 def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, padding):
     """(registers per thread, shared bytes per program, per-line counters of the non-memory ops)."""
-    shared_bytes = _shared_bytes(probes, live, spec, num_warps, num_stages, padding)
-    registers = simulator.estimate_registers(_live_bytes(probes, live), num_warps, spec)
+    shared_bytes = gpu_resources.shared_bytes(probes, live, spec, num_warps, num_stages, padding)
+    registers = simulator.estimate_registers(gpu_resources.live_bytes(probes, live), num_warps, spec)
     extra: dict[LineKey, Counters] = {}
     dot_shapes = {tuple(probes[p]["results"][0][0]) for p in live if probes[p]["op"] == "tile.dot"}
     for p in live:
@@ -446,6 +475,8 @@ def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int) -> Counters:
             flops *= 3
     key = simulator.specs.DTYPE_ALIASES.get(key, key)
     writes, reads, _ = shared_model.dot(m, n, k, max(1, dtype.itemsize), num_warps, spec.warp_size, batches)
+    if spec.async_mma(batches * m, num_warps) and key not in ("fp32", "fp64"):
+        reads = []  # warpgroup MMAs read the staged operands straight from shared memory
     tile = f"{key}:{batches * m}:{n}:{k}"
     return (Counters(tensor_flops={key: flops}, tensor_tiles={tile: flops}, barriers=execs * num_warps)
             + _times(_shared(writes + reads, spec), execs))
@@ -495,49 +526,3 @@ def _shared(accesses: list, spec: MachineSpec) -> Counters:
 
 def _times(counters: Counters, k: int) -> Counters:
     return sampling.scale(counters, k, 0)
-
-
-def _shared_bytes(probes, live, spec, num_warps, num_stages, padding) -> int:
-    """Shared memory one program allocates: pipelined dot operands plus the largest scratch."""
-    dots, scratch = 0, 0
-    for p in live:
-        info = probes[p]
-        if info["op"] == "tile.dot":
-            (a_shape, a_type), (b_shape, _), _ = info["operands"]
-            *batch, m, k = a_shape
-            itemsize = max(1, parse_ir_type(a_type).itemsize)
-            _, _, nbytes = shared_model.dot(m, b_shape[-1], k, itemsize, num_warps, spec.warp_size,
-                                            math.prod(batch) if batch else 1)
-            dots = max(dots, max(1, num_stages) * nbytes)
-        elif info["op"] == "tile.permute" and shared_model.moves_fastest_dim(tuple(info["attrs"]["order"])):
-            src = info["operands"][0]
-            itemsize = max(1, parse_ir_type(src[1]).itemsize)
-            rows = math.prod(src[0][:-1]) if len(src[0]) > 1 else 1
-            scratch = max(scratch, rows * (src[0][-1] + padding) * itemsize)
-        elif info["op"] in ("tile.reduce", "tile.scan"):
-            shape = tuple(info["operands"][0][0])
-            itemsize = max(1, parse_ir_type(info["operands"][0][1]).itemsize)
-            scratch = max(scratch, shared_model.cross_warp(shape, int(info["attrs"]["axis"]), itemsize, num_warps,
-                                                           spec.warp_size)[2])
-    return dots + scratch
-
-
-def _live_bytes(probes, live) -> int:
-    """Bytes of tile values one op keeps in registers at most: a register-pressure proxy.
-
-    An op holds its operands and results; a tl.dot holds its accumulator once (the result overwrites
-    it) and its A operand, while B is read from shared memory (both tensor-core lowerings do so). A pointer
-    tile costs one register per element: the GPU keeps a scalar base and 32-bit offsets."""
-    most = 0
-    for p in live:
-        info = probes[p]
-        held = info["operands"] + info["results"]
-        if info["op"] == "tile.dot":
-            held = [info["operands"][0], info["results"][0]]
-        total = 0
-        for shape, type_text in held:
-            if shape:
-                dtype = parse_ir_type(type_text)
-                total += math.prod(shape) * (4 if dtype.is_ptr() else max(1, dtype.itemsize))  # i32 offsets
-        most = max(most, total)
-    return most

@@ -10,10 +10,10 @@ kernel's source line(s) and program id(s):
 - uninit: a load of bytes of a `simulator.empty()` allocation that nothing has written.
 - race: conflicting accesses to one element in one launch, not both atomic, at least one a write: by two
   programs (there is no order between programs), or by two warps of one program with no `tl.debug_barrier()`
-  between them. Warps own elements by the blocked-layout rule: a tile of N elements over W warps of 32
-  lanes gives each lane max(1, N // (32 W)) consecutive elements in row-major order, so element e is held
-  by warp (e // max(1, N // (32 W)) // 32) % W. Duplicate addresses within one store count only when the
-  values differ.
+  between them. Warps own elements as in Triton's blocked layout (jit.layout, with the current machine's
+  warp width), each lane holding up to 16 contiguous bytes where the access's addresses run contiguously
+  along the last dim (as Triton's coalescing gives memory ops). Duplicate addresses within one store count
+  only when the values differ.
 - nan: the first op that produces a NaN or Inf from finite operands, reported when such a value reaches
   memory (a store or atomic on an active lane), so garbage in masked-off lanes is not reported.
 - overflow: i32 arithmetic feeding a pointer offset (tile.addptr) that wraps around.
@@ -26,7 +26,9 @@ import numpy as np
 from dsl.errors import OutOfBoundsError
 from dsl.ir.core import Function, Operation, Value
 from jit import env
+from jit.codegen.provenance import result_sources
 from jit.interp.machine import Hooks
+from jit.layout import default_layout, owners
 
 SANITIZERS = ("bounds", "uninit", "race", "nan", "overflow")
 NUM_WARPS = 4
@@ -55,14 +57,32 @@ def hooks_for(func: Function | None, jit_fn, options: dict) -> Hooks:
     names = selected(options)
     if not names:
         return Hooks()
-    return Sanitizers(func, jit_fn.__name__, names, int(options.get("num_warps", NUM_WARPS)))
+    return Sanitizers(func, jit_fn.__name__, names, int(options.get("num_warps", NUM_WARPS)), jit_fn.parsed)
 
 
-def warp_of(shape: tuple[int, ...], num_warps: int) -> np.ndarray:
-    """The warp holding each element of a tile (the blocked-layout rule in the module docstring)."""
-    n = int(np.prod(shape)) if shape else 1
-    per_lane = max(1, n // (32 * num_warps))
-    return ((np.arange(n) // per_lane // 32) % num_warps).reshape(shape)
+def warp_of(shape: tuple[int, ...], num_warps: int, warp_size: int | None = None, vector: int = 1) -> np.ndarray:
+    """The warp holding each element of a tile: Triton's blocked layout (jit.layout) over `num_warps` warps of
+    `warp_size` lanes (default: the current machine's), `vector` contiguous elements per lane."""
+    if warp_size is None:
+        import simulator
+
+        warp_size = simulator.current_spec().warp_size
+    warps, _, _ = owners(default_layout(tuple(shape), num_warps, warp_size, vector))
+    return warps.reshape(shape)
+
+
+def _shaped(values: np.ndarray, shape: tuple) -> np.ndarray:
+    """`values` seen with `shape` (a scalar register may arrive as a 1-element array)."""
+    values = np.asarray(values)
+    return values.reshape(shape) if values.size == int(np.prod(shape)) else np.broadcast_to(values, shape)
+
+
+def _vector(idx: np.ndarray, itemsize: int) -> int:
+    """Elements per lane of a memory op (Triton's coalescing): up to 16 bytes when the element indices run
+    contiguously along the last dim, else 1."""
+    if idx.ndim == 0 or idx.shape[-1] < 2 or not (np.diff(idx, axis=-1) == 1).all():
+        return 1
+    return max(1, min(16 // max(1, itemsize), idx.shape[-1]))
 
 
 def _line(op: Operation) -> int:
@@ -88,8 +108,10 @@ class _Shadow:
 class Sanitizers(Hooks):
     active = True
 
-    def __init__(self, func: Function | None, kernel: str, names: tuple[str, ...], num_warps: int):
+    def __init__(self, func: Function | None, kernel: str, names: tuple[str, ...], num_warps: int, source=None):
         self.names = set(names)
+        self.source = source  # dsl.frontend.ParsedSource: reports quote the kernel's lines
+        self.warp_size: int | None = None
         self.kernel = kernel
         self.num_warps = num_warps
         self.shadows: dict[int, _Shadow] = {}
@@ -124,6 +146,15 @@ class Sanitizers(Hooks):
             shadow = self.shadows[reg.index] = _Shadow(max(1, reg.size // dt.itemsize))
         return shadow
 
+    def where(self, line: int) -> str:
+        """'line N (`source text`)' for a report."""
+        source = self.source
+        if source is None or not line:
+            return f"line {line}"
+        index = line - source.first_line
+        text = source.lines[index].strip() if 0 <= index < len(source.lines) else ""
+        return f"line {line}" + (f" (`{text}`)" if text else "")
+
     def _fail(self, kind, message, lines, pids=()):
         raise SanitizerError(kind, f"in kernel '{self.kernel}': {message}", tuple(lines), tuple(pids))
 
@@ -134,7 +165,12 @@ class Sanitizers(Hooks):
         if "uninit" in self.names:
             self._uninit(op, kind, reg, elements, dt)
         if "race" in self.names:
-            warps = warp_of(active.shape, self.num_warps)[active] if active.shape else np.zeros(1, np.int64)
+            if self.warp_size is None:
+                import simulator
+
+                self.warp_size = simulator.current_spec().warp_size
+            warps = (warp_of(active.shape, self.num_warps, self.warp_size, _vector(idx, dt.itemsize))[active]
+                     if active.shape else np.zeros(1, np.int64))
             self._race(op, kind, reg, elements, warps, dt)
         if "nan" in self.names and kind in ("store", "atomic"):
             self._nan_at_store(op, active)
@@ -148,10 +184,11 @@ class Sanitizers(Hooks):
         start = reg.low - alloc.low
         byte = start + elements * dt.itemsize
         if kind in ("load", "atomic"):  # an atomic reads the old value too
-            unwritten = ~alloc.written[byte]
+            unwritten = alloc.unwritten(byte.reshape(-1), dt.itemsize)
             if unwritten.any():
-                bad = int(elements[np.flatnonzero(unwritten)[0]])
-                self._fail("uninitialized-read", f"{kind} at line {_line(op)}, program id {self.pid}, reads element "
+                bad = int(elements.reshape(-1)[np.flatnonzero(unwritten)[0]])
+                self._fail("uninitialized-read", f"{kind} at {self.where(_line(op))}, program id {self.pid}, "
+                           "reads element "
                            f"{bad} of buffer '{reg.name}', which nothing has written (simulator.empty() memory)",
                            [_line(op)], [self.pid])
         if kind != "load":
@@ -170,8 +207,8 @@ class Sanitizers(Hooks):
             e = int(elements[j])
             first = int(owners[e])
             first_pid = self.pids.get(first, "several programs") if first >= 0 else "several programs"
-            self._fail("data-race", f"{what} on element {e} of buffer '{reg.name}': line {int(lines[e])} in program "
-                       f"{first_pid} and line {line} in program {self.pid}", [int(lines[e]), line],
+            self._fail("data-race", f"{what} on element {e} of buffer '{reg.name}': {self.where(int(lines[e]))} in "
+                       f"program {first_pid} and {self.where(line)} in program {self.pid}", [int(lines[e]), line],
                        [first_pid, self.pid])
 
         if kind == "load":
@@ -220,7 +257,8 @@ class Sanitizers(Hooks):
     def _warp_race(self, what, reg, elements, hit, lines, line):
         e = int(elements[np.flatnonzero(hit)[0]])
         self._fail("data-race", f"{what} race between warps of program {self.pid} without a barrier on element {e} "
-                   f"of buffer '{reg.name}': lines {int(lines[e])} and {line}", [int(lines[e]), line], [self.pid])
+                   f"of buffer '{reg.name}': {self.where(int(lines[e]))} and {self.where(line)}", [int(lines[e]), line],
+                   [self.pid])
 
     # -- values
     def value(self, op, args, results):
@@ -229,7 +267,8 @@ class Sanitizers(Hooks):
             exact = _WRAPPING[op.name](*(np.asarray(a, np.int64) for a in args))
             if np.any((exact < -2**31) | (exact >= 2**31)):
                 j = int(np.flatnonzero(((exact < -2**31) | (exact >= 2**31)).ravel())[0])
-                self._fail("index-overflow", f"int32 {op.name} at line {_line(op)}, program id {self.pid}, wraps "
+                self._fail("index-overflow", f"int32 {op.name} at {self.where(_line(op))}, program id {self.pid}, "
+                           "wraps "
                            f"(exact value {int(np.ravel(exact)[j])}) in arithmetic that feeds a pointer offset; "
                            "compute offsets in int64", [_line(op)], [self.pid])
         if "nan" in self.names:
@@ -246,6 +285,11 @@ class Sanitizers(Hooks):
                 continue
             bad = ~np.isfinite(np.asarray(result, np.float64))
             if not bad.any():
+                continue
+            if op.regions:  # a loop or if: the value came from a yield, whose origin is the op inside
+                found = [self.origin[v] for v in result_sources(value) if v in self.origin]
+                origin = _shaped(found[0], np.shape(result)) if found else np.full(np.shape(result), -1)
+                self.origin[value] = np.where(bad, np.where(origin == -1, index, origin), -1)
                 continue
             inherited = [self.origin[v] for v in op.operands if v in self.origin]
             if op.info.elementwise and inherited:
@@ -269,8 +313,9 @@ class Sanitizers(Hooks):
         hit = hit[hit >= 0]
         if hit.size:
             first = self.ops[int(hit[0])]
-            self._fail("nan-inf", f"{first.name} at line {_line(first)}, program id {self.pid}, produced a NaN or "
-                       f"Inf from finite operands; it reaches memory at line {_line(op)}", [_line(first), _line(op)],
+            self._fail("nan-inf", f"{first.name} at {self.where(_line(first))}, program id {self.pid}, produced a NaN "
+                       f"or Inf from finite operands; it reaches memory at {self.where(_line(op))}",
+                       [_line(first), _line(op)],
                        [self.pid])
 
 

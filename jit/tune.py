@@ -115,7 +115,10 @@ def load_target(target: str):
         sys.modules[name] = module
         spec.loader.exec_module(module)
     else:
-        module = importlib.import_module(module_name)
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as e:
+            raise SystemExit(f"wavetile-tune: cannot import {module_name!r}: {e}") from None
     try:
         return getattr(module, attr)
     except AttributeError:
@@ -140,7 +143,11 @@ def make_problem(target: str, sizes: dict, library: str = LIBRARY) -> TuneProble
     if factory is None or not callable(factory):
         raise SystemExit(f"wavetile-tune: no tune problem is registered for {target}; decorate a factory with "
                          "@jit.tune.tune_problem(kernel)")
-    problem = factory(**sizes)
+    try:
+        problem = factory(**sizes)
+    except Exception as e:  # noqa: BLE001 - a bad size value: say which, without a traceback
+        given = ", ".join(f"{k}={v!r}" for k, v in sizes.items()) or "no sizes"
+        raise SystemExit(f"wavetile-tune: {target} failed with {given}: {type(e).__name__}: {e}") from None
     if not isinstance(problem, TuneProblem):
         raise SystemExit(f"wavetile-tune: {target} returned {type(problem).__name__}, not a TuneProblem")
     return problem
@@ -149,7 +156,10 @@ def make_problem(target: str, sizes: dict, library: str = LIBRARY) -> TuneProble
 def config_space(problem: TuneProblem, space: Sequence[str] = (), configs_file: str | None = None) -> list[Config]:
     """The configs to sweep: the command line's, else the problem's, else the decorator's."""
     if configs_file:
-        return [Config.from_dict(d) for d in json.loads(Path(configs_file).read_text())]
+        try:
+            return [Config.from_dict(d) for d in json.loads(Path(configs_file).read_text())]
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
+            raise SystemExit(f"wavetile-tune: --configs {configs_file}: {type(e).__name__}: {e}") from None
     if space:
         axes = []
         for item in space:
@@ -169,6 +179,40 @@ def config_space(problem: TuneProblem, space: Sequence[str] = (), configs_file: 
         return list(problem.kernel.configs)
     raise SystemExit("wavetile-tune: no config space: the kernel has no @autotune, the problem gives none, and "
                      "no --space / --configs was given")
+
+
+def _check_configs_complete(problem: TuneProblem, configs: Sequence[Config]) -> None:
+    """Every constexpr of the kernel must come from the config, the problem's kwargs or a default; a config
+    space that leaves one out would fail every config with the same KeyError."""
+    kernel = problem.kernel
+    base = kernel.jit_function if isinstance(kernel, KernelWrapper) else kernel
+    given = set(problem.kwargs) | set(base.arg_names[:len(problem.args)])
+    wrapper = kernel
+    while isinstance(wrapper, KernelWrapper):
+        given |= set(getattr(wrapper, "values", {}))  # heuristics compute theirs
+        wrapper = wrapper.fn
+    needed = [p.name for p in base.params if p.name in base.constexprs and p.default is p.empty
+              and p.name not in given]
+    for config in configs:
+        missing = [name for name in needed if name not in config.kwargs]
+        if missing:
+            raise SystemExit(f"wavetile-tune: config {config} does not set {', '.join(missing)}: constexpr "
+                             f"parameters of {base.__name__} that neither the problem nor a default gives")
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an int of at least `minimum`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
 
 
 def _parse_value(text: str):
@@ -404,8 +448,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="config axis (repeat; cartesian product); num_warps/num_stages are launch options")
     p.add_argument("--configs", default=None, help="JSON file: a list of Config.to_dict() objects")
     p.add_argument("--objective", choices=("model", "cpu"), default="model")
-    p.add_argument("--jobs", type=int, default=1, help="worker processes")
-    p.add_argument("--cpu-runs", type=int, default=3, help="timed CPU runs per config (median)")
+    p.add_argument("--jobs", type=_count(1), default=1, help="worker processes")
+    p.add_argument("--cpu-runs", type=_count(1), default=3, help="timed CPU runs per config (median)")
     p.add_argument("--csv", default=None, help="write the ranked table as CSV")
     p.add_argument("--json", default=None, help="write the ranked table as JSON")
     p.add_argument("--save", action="store_true", help="store the winner in the kernel's autotune cache")
@@ -428,10 +472,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not eq:
             raise SystemExit(f"wavetile-tune: sizes are NAME=VALUE, got {item!r}")
         sizes[name] = _parse_value(value)
-    machine = simulator.current_spec(ns.machine).name
+    try:
+        machine = simulator.current_spec(ns.machine).name
+    except KeyError as e:
+        raise SystemExit(f"wavetile-tune: --machine: {e.args[0]}") from None
     with simulator.machine(machine):
         problem = make_problem(ns.target, sizes, ns.library)
     configs = config_space(problem, ns.space, ns.configs)
+    _check_configs_complete(problem, configs)
     start = time.perf_counter()
     rows = sweep(ns.target, sizes, machine, configs, jobs=ns.jobs, cpu_runs=ns.cpu_runs,
                  progress=not ns.no_progress, problem=problem, model=not ns.no_model, library=ns.library)

@@ -4,5 +4,5 @@ import importlib
 import pkgutil
 
 for _module in pkgutil.iter_modules(__path__):
-    if _module.name not in ("registry", "bench") and not _module.name.startswith("_"):
+    if _module.name not in ("registry", "bench", "check", "qwen35") and not _module.name.startswith("_"):
         importlib.import_module(f"kernels.{_module.name}")

@@ -139,7 +139,7 @@ attention_fwd_tuned = autotune(configs=AUTOTUNE_CONFIGS, key=["head_dim", "group
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, gate: np.ndarray | None = None, *, causal: bool = True,
               window: int | None = None, n_sink: int = 0, prefix: int = 0, scale: float | None = None,
               return_lse: bool = False, config: Config | str | None = None, visited: np.ndarray | None = None,
-              precision: str = "ieee", launch: dict | None = None):
+              precision: str = "ieee", launch: dict | None = None, out: np.ndarray | None = None):
     """Gated flash attention forward.
 
     q, gate: [B, Sq, H, D] (or [Sq, H, D]); k, v: [B, Sk, Hkv, D] with H % Hkv == 0 and Sq <= Sk
@@ -149,7 +149,9 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, gate: np.ndarray | No
     array of cdiv(Sq, BLOCK_M) * H * B entries, receives the number of key blocks each program computed.
     config: a Config of AUTOTUNE_CONFIGS' form, None for default_config, or "auto" to tune on first use.
     fp32 inputs use exact fp32 dots unless precision="tf32". `launch` adds launch options (machine=...,
-    sample=False for exact simulator counters of a profiled launch).
+    sample=False for exact simulator counters of a profiled launch). `out`: an array of the output's shape and
+    dtype (any strides, head dimension contiguous) to write into instead of a new one, e.g. a sequence's rows of
+    a packed batch.
     """
     squeeze = q.ndim == 3
     q, k, v, gate = (None if a is None else (a[None] if squeeze and a.ndim == 3 else a) for a in (q, k, v, gate))
@@ -161,7 +163,7 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, gate: np.ndarray | No
     cfg = None if tuned else (config or default_config(dim))
     if not tuned and not isinstance(cfg, Config):
         raise ValueError(f"config must be a jit Config, None or 'auto', got {config!r}")
-    out = np.empty((batch, seq_q, heads, dim), dtype=q.dtype)
+    out = _output(out, (batch, seq_q, heads, dim), q.dtype, squeeze)
     lse = np.empty((batch, heads, seq_q), dtype=np.float32)  # always written: 1/D of the output's bytes
     if visited is not None:
         programs = (0 if tuned else cdiv(seq_q, cfg.kwargs["BLOCK_M"])) * heads * batch
@@ -180,6 +182,17 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, gate: np.ndarray | No
     if squeeze:
         out, lse = out[0], lse[0]
     return (out, lse) if return_lse else out
+
+
+def _output(out: np.ndarray | None, shape: tuple[int, ...], dtype, squeeze: bool) -> np.ndarray:
+    if out is None:
+        return np.empty(shape, dtype=dtype)
+    view = out[None] if squeeze and isinstance(out, np.ndarray) and out.ndim == 3 else out
+    if (not isinstance(view, np.ndarray) or view.shape != shape or view.dtype != dtype or not view.flags.writeable
+            or (shape[-1] > 1 and view.strides[-1] != view.itemsize)):
+        raise ValueError(f"out must be a writeable {np.dtype(dtype)} array of shape {shape} with a contiguous head "
+                         f"dimension, got {getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+    return view
 
 
 def default_config(head_dim: int) -> Config:

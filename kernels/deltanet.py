@@ -113,7 +113,7 @@ def gated_deltanet_reference(mixed_qkv, z, a, b, conv_weight, A_log, dt_bias, no
     return out.reshape(o.shape[0], HV * dv), conv_out, state
 
 
-# -- cases for `python -m kernels` and `python -m kernels.bench`
+# -- cases for `python -m kernels.check` and `python -m kernels.bench`
 
 @register
 def _cases():

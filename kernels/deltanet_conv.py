@@ -12,6 +12,7 @@ import numpy as np
 
 import dsl as tl
 from jit import Config, autotune, cdiv, jit, next_power_of_2
+from kernels._common import FLOAT_DTYPES
 from kernels.deltanet_common import check_activation, check_state_indices, normalise_cu_seqlens, resolve_config
 
 # Tokens x channels per program (the first of each list is the default).
@@ -88,7 +89,7 @@ conv1d_update_tuned = autotune(configs=UPDATE_AUTOTUNE_CONFIGS, key=["D"], resto
 
 
 def _check_weight(weight, D: int) -> np.ndarray:
-    if not isinstance(weight, np.ndarray) or weight.dtype.kind != "f":
+    if not isinstance(weight, np.ndarray) or weight.dtype not in FLOAT_DTYPES:
         raise ValueError(f"weight must be a float numpy array [{D}, K] or [{D}, 1, K], got {type(weight).__name__}")
     if weight.ndim == 3 and weight.shape[1] == 1:
         weight = weight[:, 0, :]

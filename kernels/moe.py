@@ -29,7 +29,6 @@ from kernels.registry import Case, register
 
 MAX_EXPERTS = 1024
 _TOPK_SLOTS = 16  # the router holds up to this many choices per token; one compiled kernel serves every k
-TOPK_CHOICES = (1, 2, 4, 8, 10)
 
 # First entry is the default; BLOCK_M is also moe_align's padding unit.
 AUTOTUNE_CONFIGS = [
@@ -217,8 +216,9 @@ def _precision(dtype) -> str:
 
 
 def _check_topk(k: int, E: int) -> None:
-    if k not in TOPK_CHOICES or k > E:
-        raise ValueError(f"top-k must be one of {TOPK_CHOICES} and at most the {E} experts, got {k}")
+    if not isinstance(k, (int, np.integer)) or not 1 <= k <= min(_TOPK_SLOTS, E):
+        raise ValueError(f"top-k must be an integer in 1..{min(_TOPK_SLOTS, E)} (at most {_TOPK_SLOTS} and the {E} "
+                         f"experts), got {k}")
 
 
 def moe_router(x: np.ndarray, w_router: np.ndarray, k: int, w_shared_gate: np.ndarray | None = None
@@ -396,9 +396,11 @@ def moe_combine(y: np.ndarray, positions: np.ndarray, shared: np.ndarray | None,
 
 def moe_forward(x: np.ndarray, w_router: np.ndarray, w1: np.ndarray, w2: np.ndarray, k: int, *,
                 shared_w1: np.ndarray | None = None, shared_w2: np.ndarray | None = None,
-                w_shared_gate: np.ndarray | None = None, config: dict | None = None) -> np.ndarray:
+                w_shared_gate: np.ndarray | None = None, config: dict | None = None,
+                router_input: np.ndarray | None = None) -> np.ndarray:
     """The Qwen3.5 sparse MoE block: x [M, hidden]; w1 [E, 2I, hidden] (gate rows then up rows), w2 [E, hidden, I];
-    optional shared expert shared_w1 [2Is, hidden], shared_w2 [hidden, Is] gated by sigmoid(x·w_shared_gate)."""
+    optional shared expert shared_w1 [2Is, hidden], shared_w2 [hidden, Is] gated by sigmoid(x·w_shared_gate).
+    `router_input` (x's shape) is routed instead of x: a stand-in when x's values are not computed (modeling)."""
     x = float_array(x, "x", ndim=2)
     M, hidden = x.shape
     w1, w2 = _check_experts(w1, w2, hidden, x.dtype)
@@ -411,7 +413,7 @@ def moe_forward(x: np.ndarray, w_router: np.ndarray, w1: np.ndarray, w2: np.ndar
     if has_shared:
         shared_w1, shared_w2 = _check_experts(shared_w1, shared_w2, hidden, x.dtype, shared=True)
     cfg = config or AUTOTUNE_CONFIGS[0]
-    weights, ids, gate = moe_router(x, w_router, k, w_shared_gate)
+    weights, ids, gate = moe_router(x if router_input is None else router_input, w_router, k, w_shared_gate)
     plan = moe_align(ids, weights, x, E, cfg["BLOCK_M"])
     numel = M * k
     h = moe_grouped_swiglu(plan["x_perm"], w1, plan["sorted_ids"], plan["expert_ids"], numel, cfg)

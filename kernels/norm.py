@@ -229,7 +229,7 @@ def layernorm_reference(x, weight, bias=None, eps=1e-5):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# cases for `python -m kernels` and the benchmark
+# cases for `python -m kernels.check` and the benchmark
 
 
 @register

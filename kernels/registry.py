@@ -1,4 +1,4 @@
-"""The library's table of runnable cases: `python -m kernels` checks them, `python -m kernels.bench` times them.
+"""The library's table of runnable cases: `python -m kernels.check` checks them, `python -m kernels.bench` times them.
 
 Each kernel module registers a function that yields `Case`s at representative shapes; one table
 keeps the checker, the benchmark and the tests from spelling the same shapes three times.

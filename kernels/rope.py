@@ -286,7 +286,7 @@ def rope_reference(x, positions, rotary_dim=None, *, theta=1e7, neox=True, cos_s
 
 
 # --------------------------------------------------------------------------------------------------------------
-# cases for `python -m kernels` and the benchmark
+# cases for `python -m kernels.check` and the benchmark
 
 
 @register

@@ -181,16 +181,14 @@ class _PerProgram:
 def _tensor_cycles(counters: Counters, spec: MachineSpec, num_warps: int) -> float:
     """Tensor-core cycles of the launch's dots, by the matrix instruction each tile shape can use.
 
-    An asynchronous warpgroup MMA (Hopper's wgmma) needs the program's warps in groups of
-    mma_async_warps and mma_async_min_m rows per group; other tiles issue warp-level MMAs at
-    mma_sync_fraction of the rate. fp32 operands without TF32 use the SIMT rate either way."""
+    Tiles that can issue warpgroup MMAs (spec.async_mma) run at the full rate; others issue warp-level
+    MMAs at mma_sync_fraction of it. fp32 operands without TF32 use the SIMT rate either way."""
     tiles = counters.tensor_tiles or {f"{d}:0:0:0": f for d, f in counters.tensor_flops.items()}
-    warpgroups = spec.mma_async_min_m > 0 and num_warps % spec.mma_async_warps == 0
     cycles = 0.0
     for key, flops in tiles.items():
         dtype, rows = key.split(":")[0], int(key.split(":")[1])
         rate = spec.tensor_rate(dtype) * spec.tensor_efficiency
-        asynchronous = rows == 0 or dtype in ("fp32", "fp64") or (warpgroups and rows % spec.mma_async_min_m == 0)
+        asynchronous = rows == 0 or dtype in ("fp32", "fp64") or spec.async_mma(rows, num_warps)
         cycles += flops / (rate if asynchronous else rate * spec.mma_sync_fraction)
     return cycles
 

@@ -3,7 +3,9 @@
 Device memory from `empty()` holds garbage on a real GPU. Here it is filled with 0xFF bytes (NaN for
 floats, -1 for integers) and remembered, with a per-byte "written" map that starts all false, so a
 checker (the interpreter's `uninit` sanitizer) can report a load of bytes nothing has written. Host
-writes into the array are not seen: mark them with `mark_initialized(array)`.
+writes into the array are not seen as they happen; an element that no longer holds the poison bytes when
+it is read counts as written by the host (`unwritten`). A host write of exactly the poison pattern (-1 in
+every byte) is not visible that way: mark such writes with `mark_initialized(array)`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,19 @@ class Allocation:
     high: int
     written: np.ndarray  # bool per byte
     ref: weakref.ref
+
+    def unwritten(self, starts: np.ndarray, itemsize: int) -> np.ndarray:
+        """Which of the elements at byte offsets `starts` nothing has written. Elements whose bytes differ
+        from the poison were written by the host since: they are marked written now."""
+        spans = np.asarray(starts, np.int64)[:, None] + np.arange(itemsize)
+        pending = ~self.written[spans].all(axis=1)
+        array = self.ref()
+        if pending.any() and array is not None:
+            raw = array.reshape(-1).view(np.uint8)[spans[pending]]
+            by_host = (raw != POISON_BYTE).any(axis=1)
+            self.written[spans[pending][by_host]] = True
+            pending[np.flatnonzero(pending)[by_host]] = False
+        return pending
 
 
 _ALLOCATIONS: dict[int, Allocation] = {}

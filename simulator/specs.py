@@ -136,6 +136,13 @@ class MachineSpec:
         """Device-wide tensor FLOP/s for `dtype` operands."""
         return self.tensor_rate(dtype) * self.units * self.clock_hz
 
+    def async_mma(self, rows: int, num_warps: int) -> bool:
+        """Whether a dot tile of `rows` rows issues warpgroup MMAs (Hopper's wgmma): the program's warps
+        form whole groups of mma_async_warps and the rows a multiple of mma_async_min_m. Those MMAs
+        read their operands from shared memory themselves, not through the load/store unit."""
+        return (self.mma_async_min_m > 0 and num_warps % self.mma_async_warps == 0
+                and rows > 0 and rows % self.mma_async_min_m == 0)
+
     def cpi(self, pipe: str) -> float:
         """Cycles one scheduler spends issuing one warp instruction on `pipe` (warp width aware)."""
         lanes_per_scheduler = self.simt_lanes_per_clk[pipe] / self.issue_schedulers

@@ -178,13 +178,14 @@ def passes(total: dict[str, float]) -> bool:
             and total["rejected_ok"] == 0 and total["missed_overflows"] == 0)
 
 
-def report(groups: list[Group], spec: MachineSpec, out=sys.stdout) -> dict[str, dict[str, float]]:
+def report(groups: list[Group], spec: MachineSpec, out=None) -> dict[str, dict[str, float]]:
     """Print per-group and per-family tables, the baselines and the aggregates; return the aggregates."""
+    out = out or sys.stdout
     model, roof = model_seconds(spec), roofline_seconds(spec)
     scores = [score_group(g, model) for g in groups]
-    print(f"{'group':36s} {'family':13s} {'n':>3s} {'rho':>6s} {'top1':>7s} {'top5':>7s} {'MAPE':>6s}", file=out)
+    print(f"{'group':36s} {'family':18s} {'n':>3s} {'rho':>6s} {'top1':>7s} {'top5':>7s} {'MAPE':>6s}", file=out)
     for s in scores:
-        print(f"{s.case:36s} {s.family:13s} {s.configs:3d} {s.rho:6.2f} {s.regret:7.1%} {s.regret5:7.1%} "
+        print(f"{s.case:36s} {s.family:18s} {s.configs:3d} {s.rho:6.2f} {s.regret:7.1%} {s.regret5:7.1%} "
               f"{s.mape:6.1%}", file=out)
     result = {"model": summary(scores), "roofline": summary([score_group(g, roof) for g in groups])}
     base = [baseline_scores(g) for g in groups]
@@ -193,10 +194,10 @@ def report(groups: list[Group], spec: MachineSpec, out=sys.stdout) -> dict[str, 
     result["first"] = {"regret": _pct((b["first"] for b in base), 50),
                        "regret_p90": _pct((b["first"] for b in base), 90)}
     families = sorted({s.family for s in scores})
-    print(f"\n{'family':13s} {'groups':>6s} {'rho':>6s} {'top1':>7s} {'top1 p90':>8s} {'MAPE':>6s}", file=out)
+    print(f"\n{'family':18s} {'groups':>6s} {'rho':>6s} {'top1':>7s} {'top1 p90':>8s} {'MAPE':>6s}", file=out)
     for fam in families:
         agg = summary([s for s in scores if s.family == fam])
-        print(f"{fam:13s} {agg['groups']:6d} {agg['rho']:6.2f} {agg['regret']:7.1%} {agg['regret_p90']:8.1%} "
+        print(f"{fam:18s} {agg['groups']:6d} {agg['rho']:6.2f} {agg['regret']:7.1%} {agg['regret_p90']:8.1%} "
               f"{agg['mape']:6.1%}", file=out)
     m, r = result["model"], result["roofline"]
     print(f"\nmodel:    median rho {m['rho']:.2f} (p10 {m['rho_p10']:.2f}, p90 {m['rho_p90']:.2f}); top-1 regret "

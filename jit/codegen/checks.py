@@ -165,7 +165,18 @@ def _bounds(lw, shape, ptr: Value, mask: Value | None, size: int, cached: bool =
         return stats.any_on, base_address, b.add(base_address, step), base_address
     first = b.add(base_address, b.mul(stats.lo, step))
     end = b.add(base_address, b.mul(b.add(stats.hi, ir.Constant(I64, 1)), step))
+    if _may_wrap(ptr):  # offsets whose byte distance wraps 64 bits are outside every buffer: say so
+        limit = abi.WRAP_LIMIT_BYTES // size
+        fits = b.and_(b.icmp_signed(">=", stats.lo, ir.Constant(I64, -limit)),
+                      b.icmp_signed("<", stats.hi, ir.Constant(I64, limit)))
+        first, end = b.select(fits, first, ir.Constant(I64, 0)), b.select(fits, end, ir.Constant(I64, 0))
     return stats.any_on, first, end, base_address
+
+
+def _may_wrap(ptr: Value) -> bool:
+    """Whether some offset term of a `base + offsets` pointer is 64-bit (or several terms add up in i64)."""
+    terms = offset_terms(ptr)
+    return len(terms) > 1 or any(t.type.dtype.primitive_bitwidth >= 64 for t in terms)
 
 
 def all_active(lw, shape: tuple[int, ...], mask: Value) -> ir.Value:

@@ -65,6 +65,7 @@ class Lowering:
         self.stack_bytes = 0  # upper bound of the program's frame: the runtime sizes thread stacks by it
         self._fail_fn: ir.Function | None = None
         self._find_fn: ir.Function | None = None
+        self._cancel_counter: ir.Value | None = None
         self._ctx_cache: dict[int, ir.Value] = {}
         self.cache: dict[tuple, object] = {}  # per-block results of analysis passes (checks.py)
         self.block_key = 0  # a fresh number per emitted block: cached values are valid in that block only
@@ -184,6 +185,18 @@ class Lowering:
         code = ir.Constant(I32, code) if isinstance(code, int) else code
         rc = self.b.call(self._fail_fn, [self.ctx, code, ir.Constant(I64, site), *self.pid, offset, buffer, lane])
         self.b.ret(rc)
+
+    def poll_cancel(self) -> None:
+        """Leave the program with abi.CANCELLED when the launch was interrupted (emitted at loop back-edges)."""
+        if self._cancel_counter is None:
+            self._cancel_counter = driver.cancel_counter(self.entry, self.ctx)
+        cancelled = driver.cancel_requested(self.b, self._cancel_counter, self.ctx_slot(abi.CANCEL_SEEN))
+        stop = self.b.append_basic_block("cancelled")
+        go_on = self.b.append_basic_block("not_cancelled")
+        self.b.cbranch(cancelled, stop, go_on)
+        self.b.position_at_end(stop)
+        self.b.ret(ir.Constant(I32, abi.CANCELLED))
+        self.b.position_at_end(go_on)
 
     def find_buffer(self, lo: ir.Value, end: ir.Value) -> ir.Value:
         if self._find_fn is None:

@@ -38,6 +38,7 @@ def emit_for(lw, op: Operation) -> None:
         lw.emit_block(body)
         yields = body.terminator.operands
         assign(lw, [(tiles[a], y) for a, y in zip(carried_args, yields) if a in tiles])
+        lw.poll_cancel()
         return [lw.scalars[y] for a, y in zip(carried_args, yields) if a.type.is_scalar]
 
     finals = counted_loop(b, trip, iteration, [lw.scalars[v] for a, v in zip(carried_args, inits)
@@ -105,6 +106,7 @@ def emit_while(lw, op: Operation) -> None:
     lw.emit_block(after)
     yields = after.terminator.operands
     assign(lw, [(tiles[a], y) for a, y in zip(before.args, yields) if a in tiles])
+    lw.poll_cancel()
     for arg, value in zip(before.args, yields):
         if arg in phis:
             phis[arg].add_incoming(lw.scalars[value], b.block)

@@ -27,6 +27,18 @@ def ctx_pointer(b: ir.IRBuilder, ctx: ir.Value, slot: int, ty: ir.Type = I64P) -
     return b.inttoptr(ctx_load(b, ctx, slot), ty)
 
 
+def cancel_counter(b: ir.IRBuilder, ctx: ir.Value) -> ir.Value:
+    """i64* the interrupt counter (abi.CANCEL), or the CANCEL_SEEN slot itself when a context has none."""
+    address = ctx_load(b, ctx, abi.CANCEL)
+    own = b.gep(ctx, [ir.Constant(I64, abi.CANCEL_SEEN)], inbounds=True)
+    return b.select(b.icmp_unsigned("!=", address, ir.Constant(I64, 0)), b.inttoptr(address, I64P), own)
+
+
+def cancel_requested(b: ir.IRBuilder, counter: ir.Value, seen: ir.Value) -> ir.Value:
+    """i1: the interrupt counter moved since the launch started (Ctrl-C)."""
+    return b.icmp_signed("!=", b.load_atomic(counter, "monotonic", 8), seen)
+
+
 def define_grid(module: ir.Module, program: ir.Function) -> ir.Function:
     """i32 wavetile_grid(i64* ctx): run programs from the shared counter until the grid is done."""
     fn = ir.Function(module, ir.FunctionType(I32, [I64P]), name=abi.ENTRY)
@@ -42,11 +54,13 @@ def define_grid(module: ir.Module, program: ir.Function) -> ir.Function:
     chunk = b.select(b.icmp_signed(">", raw_chunk, ir.Constant(I64, 0)), raw_chunk, ir.Constant(I64, 1))
     order = ctx_pointer(b, ctx, abi.PID_ORDER)
     has_order = b.icmp_unsigned("!=", b.ptrtoint(order, I64), ir.Constant(I64, 0))
+    interrupts, seen = cancel_counter(b, ctx), ctx_load(b, ctx, abi.CANCEL_SEEN)
 
     take = fn.append_basic_block("take")
     run = fn.append_basic_block("run")
     done = fn.append_basic_block("done")
     failed = fn.append_basic_block("failed")
+    cancelled = fn.append_basic_block("cancelled")
     b.branch(take)
 
     b.position_at_end(take)
@@ -82,12 +96,19 @@ def define_grid(module: ir.Module, program: ir.Function) -> ir.Function:
 
     b.position_at_end(next_block)
     p_next = b.add(p, ir.Constant(I64, 1))
-    p.add_incoming(p_next, next_block)
+    more = fn.append_basic_block("more")
+    p.add_incoming(p_next, more)
+    b.cbranch(cancel_requested(b, interrupts, seen), cancelled, more)
+    b.position_at_end(more)
     b.cbranch(b.icmp_signed("<", p_next, end), loop, take)
 
     b.position_at_end(failed)
     b.store_atomic(total, counter, "monotonic", 8)
     b.ret(rc)
+
+    b.position_at_end(cancelled)
+    b.store_atomic(total, counter, "monotonic", 8)
+    b.ret(ir.Constant(I32, abi.CANCELLED))
 
     b.position_at_end(done)
     b.ret(ir.Constant(I32, 0))

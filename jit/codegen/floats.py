@@ -52,10 +52,12 @@ class _Format:
     exp_bits: int
     man_bits: int
     has_inf: bool  # fp8e4nv (E4M3FN) has no infinities and a single NaN mantissa
+    exponent_bias: int | None = None  # None: IEEE's 2^(e-1) - 1
+    fnuz: bool = False  # AMD's FNUZ formats: no inf, no -0, 0x80 is the only NaN
 
     @property
     def bias(self) -> int:
-        return (1 << (self.exp_bits - 1)) - 1
+        return (1 << (self.exp_bits - 1)) - 1 if self.exponent_bias is None else self.exponent_bias
 
     @property
     def emin(self) -> int:
@@ -66,6 +68,8 @@ class _Format:
         """Encoding of the largest finite value (sign bit clear)."""
         if self.has_inf:
             return (((1 << self.exp_bits) - 2) << self.man_bits) | ((1 << self.man_bits) - 1)
+        if self.fnuz:
+            return (1 << (self.bits - 1)) - 1
         return (((1 << self.exp_bits) - 1) << self.man_bits) | ((1 << self.man_bits) - 2)
 
     @property
@@ -74,8 +78,8 @@ class _Format:
 
     @property
     def nan_code(self) -> int:
-        """The GPU's canonical NaN: every bit but the sign set."""
-        return (1 << (self.bits - 1)) - 1
+        """The GPU's canonical NaN: every bit but the sign set (FNUZ formats: the sign bit alone)."""
+        return 1 << (self.bits - 1) if self.fnuz else (1 << (self.bits - 1)) - 1
 
     @property
     def max_finite(self) -> float:
@@ -94,6 +98,9 @@ _FORMATS = {
     "bf16": _Format("bf16", 16, 8, 7, True),
     "fp8e5": _Format("fp8e5", 8, 5, 2, True),
     "fp8e4nv": _Format("fp8e4nv", 8, 4, 3, False),
+    "fp8e4b15": _Format("fp8e4b15", 8, 4, 3, False, exponent_bias=15),
+    "fp8e4b8": _Format("fp8e4b8", 8, 4, 3, False, exponent_bias=8, fnuz=True),
+    "fp8e5b16": _Format("fp8e5b16", 8, 5, 2, False, exponent_bias=16, fnuz=True),
 }
 
 
@@ -173,6 +180,8 @@ def encode(b: ir.IRBuilder, x: ir.Value, fmt: dtype | str, rounding: str = "rtne
     code = o.iselect(o.icmp(">", rb, max_bits), finite_ovf, code)
     if inf_ovf != finite_ovf:
         code = o.iselect(o.icmp("==", ax, 0x7F800000), inf_ovf, code)
+    if f.fnuz:  # no negative zero: a value that rounds to 0 encodes as +0
+        sign = o.iselect(o.icmp("==", code, 0), 0, sign)
     code = o.ior(code, sign)
     code = o.iselect(o.icmp(">", ax, 0x7F800000), f.nan_code, code)  # the canonical NaN has no sign
     return b.trunc(code, _int_type(x.type, f.bits))
@@ -200,6 +209,9 @@ def decode(b: ir.IRBuilder, bits: ir.Value, fmt: dtype | str) -> ir.Value:
     if f.has_inf:  # all-ones exponent: inf or NaN with the payload shifted into place
         special = o.ior(o.shl(o.iand(mag, (1 << f.man_bits) - 1), shift), 0x7F800000)
         out = o.iselect(o.icmp(">=", mag, f.inf_code), special, out)
+    elif f.fnuz:  # 0x80 (the sign bit alone) is the NaN
+        out = o.iselect(o.icmp("==", v, f.nan_code), 0x7FC00000, out)
+        sign = o.iselect(o.icmp("==", v, f.nan_code), 0, sign)
     else:
         out = o.iselect(o.icmp("==", mag, f.nan_code), 0x7FC00000, out)
     return o.from_bits(o.ior(out, sign))
@@ -238,6 +250,8 @@ def round_to(b: ir.IRBuilder, x: ir.Value, fmt: dtype | str, rounding: str = "rt
     y = o.select(o.icmp(">", rb, _f32_bits(f.max_finite)), o.copysign(value(finite_ovf), x), y)
     if inf_ovf != finite_ovf:
         y = o.select(o.icmp("==", ax, 0x7F800000), o.copysign(value(inf_ovf), x), y)
+    if f.fnuz:  # no negative zero
+        y = o.select(o.eq(y, 0.0), 0.0, y)
     return o.select(o.isnan(x), x, y)
 
 

@@ -14,6 +14,7 @@ import llvmlite.ir as ir
 
 from dsl.dtypes import dtype
 from dsl.ir.core import Operation
+from jit import abi
 from jit.codegen import numerics
 from jit.codegen.casts import bitcast, cast
 from jit.codegen.llvm_types import I1, intrinsic, is_narrow_float
@@ -198,7 +199,20 @@ def _addptr(lw, op, args):
     off_dt = op.operands[1].type.dtype
     if offset.type.width < 64:
         offset = b.sext(offset, ir.IntType(64)) if off_dt.is_int_signed() else b.zext(offset, ir.IntType(64))
-    return b.gep(ptr, [offset])
+        return b.gep(ptr, [offset])  # 32-bit offsets times the element size cannot wrap 64-bit addresses
+    address = b.gep(ptr, [offset])
+    if not lw.checks:
+        return address
+    # a 64-bit offset whose byte distance does not fit would wrap around to an address inside the buffer:
+    # such a pointer becomes one no buffer holds, so the bounds check reports the access
+    limit = abi.WRAP_LIMIT_BYTES // max(1, op.operands[0].type.dtype.element_ty.itemsize)
+    i64 = ir.IntType(64)
+    if off_dt.is_int_signed():
+        wraps = b.or_(b.icmp_signed("<", offset, ir.Constant(i64, -limit)),
+                      b.icmp_signed(">=", offset, ir.Constant(i64, limit)))
+    else:
+        wraps = b.icmp_unsigned(">=", offset, ir.Constant(i64, limit))
+    return b.select(wraps, b.inttoptr(ir.Constant(i64, abi.WRAPPED_ADDRESS), address.type), address)
 
 
 ELEMENTWISE: dict[str, Emitter] = {

@@ -61,7 +61,7 @@ class Provenance:
         if op.name == "arith.cast" and op.operands[0].type.dtype.is_ptr():
             return self._get(op.operands[0])
         if op.name in ("scf.for", "scf.while", "scf.if"):
-            return _meet([self._get(v) for v in _result_sources(value)])
+            return _meet([self._get(v) for v in result_sources(value)])
         return _UNKNOWN
 
 
@@ -102,7 +102,8 @@ def _block_arg_sources(arg: Value) -> list[Value]:
     return []  # reduce/scan combine arguments are never pointers we check
 
 
-def _result_sources(result: Value) -> list[Value]:
+def result_sources(result: Value) -> list[Value]:
+    """The values a result of scf.for / scf.while / scf.if can take: its init and the yields of its regions."""
     op = result.op
     i = result.index
     if op.name == "scf.for":
@@ -110,3 +111,20 @@ def _result_sources(result: Value) -> list[Value]:
     if op.name == "scf.while":
         return [op.regions[0].terminator.operands[1 + i]]
     return [region.terminator.operands[i] for region in op.regions]  # scf.if
+
+
+WRITES = ("tile.store", "tile.atomic", "tile.atomic_cas")
+
+
+def written_buffers(func: Function) -> tuple[int, ...]:
+    """The pointer arguments (by position among them) that a store or atomic of `func` can write; all of them
+    when one writes through a pointer of unknown provenance. Launches refuse read-only arrays for these."""
+    provenance = Provenance(func)
+    written: set[int] = set()
+    for op in func.walk():
+        if op.name in WRITES:
+            index = provenance.buffer(op.operands[0])
+            if index is None:
+                return tuple(range(len(provenance.buffer_of_arg)))
+            written.add(index)
+    return tuple(sorted(written))

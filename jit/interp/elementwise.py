@@ -12,7 +12,7 @@ import numpy as np
 
 from dsl.dtypes import dtype
 from dsl.ir.core import Operation
-from jit import mathlib
+from jit import abi, mathlib
 from jit.interp import float_ops
 from jit.interp import numerics as N
 
@@ -235,9 +235,14 @@ def _bitcast(op, x):
 
 
 def _addptr(op, ptr, offset):
-    size = op.result.type.dtype.element_ty.itemsize
+    size = max(1, op.result.type.dtype.element_ty.itemsize)
+    wide = offset.astype(np.int64)
     with np.errstate(all="ignore"):
-        return (ptr.astype(np.int64) + offset.astype(np.int64) * np.int64(size)).astype(np.int64)
+        address = (ptr.astype(np.int64) + wide * np.int64(size)).astype(np.int64)
+    if op.operands[1].type.dtype.primitive_bitwidth < 64:
+        return address
+    limit = abi.WRAP_LIMIT_BYTES // size  # as compiled: a distance that wraps 64 bits leaves every buffer
+    return np.where((wide < -limit) | (wide >= limit), np.int64(abi.WRAPPED_ADDRESS), address)
 
 
 # -- math: jit.mathlib's algorithms, run on numpy (the compiled code runs them as LLVM IR): the same bits

@@ -311,6 +311,9 @@ def _access(m: Machine, op: Operation, kind: str, ptr: np.ndarray, active: np.nd
         if reg is None:
             return None, None, dt
         idx = m.memory.indices(reg, ptr, active, dt)
+        if kind != "load" and not reg.writable:
+            raise AccessError("read-only", f"buffer '{reg.name}' is read-only (flags.writeable is False), so the "
+                              "kernel cannot write it; pass a writable array", int(np.flatnonzero(active)[0]))
     except AccessError as e:
         raise OutOfBoundsError(f"{e.kind} {kind} in kernel '{m.kernel_name}' at {m.where(op)}, program id {m.pid}: "
                                f"{e} (tile element {_tile_index(ptr.shape, e.lane)} of shape "

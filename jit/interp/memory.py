@@ -27,6 +27,7 @@ class Region:
     low: int
     high: int
     bytes: np.ndarray  # uint8 view of [low, high)
+    writable: bool = True
 
     @property
     def size(self) -> int:
@@ -42,13 +43,14 @@ class AccessError(Exception):
 
 
 class Memory:
-    def __init__(self, buffers: list[tuple[str, int, int]]):
+    def __init__(self, buffers: list[tuple]):
+        """`buffers`: (name, low, high) or (name, low, high, writable) of each buffer."""
         self.regions: list[Region] = []
-        for index, (name, low, high) in enumerate(buffers):
+        for index, (name, low, high, *writable) in enumerate(buffers):
             size = max(0, high - low)
             raw = (ctypes.c_uint8 * size).from_address(low) if size else None
             view = np.frombuffer(raw, dtype=np.uint8) if size else np.zeros(0, np.uint8)
-            self.regions.append(Region(name, index, low, high, view))
+            self.regions.append(Region(name, index, low, high, view, *writable))
         self._by_low = sorted(self.regions, key=lambda r: r.low)
         self._lows = np.array([r.low for r in self._by_low], dtype=np.int64)
 
@@ -125,7 +127,7 @@ class Memory:
 
 def _to_register(raw: np.ndarray, dt: dtype) -> np.ndarray:
     if N.is_narrow(dt):
-        return raw.astype(np.float32)
+        return N.decode(raw.view(np.uint8 if raw.dtype.itemsize == 1 else np.uint16), dt)
     if dt.is_bool():
         return raw != 0
     return raw.astype(N.register_dtype(dt))

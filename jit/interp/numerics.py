@@ -18,8 +18,14 @@ from dsl import dtypes as T
 from dsl.dtypes import dtype
 
 NARROW = {"fp16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16),
-          "fp8e4nv": np.dtype(ml_dtypes.float8_e4m3fn), "fp8e5": np.dtype(ml_dtypes.float8_e5m2)}
-_NAN_CODE = {"fp16": 0x7E00, "bf16": 0x7FC0, "fp8e4nv": 0x7F, "fp8e5": 0x7E}
+          "fp8e4nv": np.dtype(ml_dtypes.float8_e4m3fn), "fp8e5": np.dtype(ml_dtypes.float8_e5m2),
+          "fp8e4b8": np.dtype(ml_dtypes.float8_e4m3fnuz), "fp8e5b16": np.dtype(ml_dtypes.float8_e5m2fnuz),
+          "fp8e4b15": np.dtype(ml_dtypes.float8_e4m3fn)}
+# fp8e4b15 is E4M3FN with the exponent bias 15 instead of 7: the same bits mean 2^-8 times the value,
+# so it is computed as E4M3FN values scaled by SCALE (exact: a power of two).
+SCALE = {"fp8e4b15": np.float32(2.0**-8)}
+_NAN_CODE = {"fp16": 0x7E00, "bf16": 0x7FC0, "fp8e4nv": 0x7F, "fp8e5": 0x7E, "fp8e4b15": 0x7F, "fp8e4b8": 0x80,
+             "fp8e5b16": 0x80}
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
@@ -37,7 +43,18 @@ def register_dtype(dt: dtype) -> np.dtype:
 
 
 def max_finite(dt: dtype) -> float:
-    return float(ml_dtypes.finfo(NARROW[dt.name]).max)
+    return float(ml_dtypes.finfo(NARROW[dt.name]).max) * float(SCALE.get(dt.name, 1.0))
+
+
+def _unscaled(x: np.ndarray, dt: dtype) -> np.ndarray:
+    """Register values of `dt` as values of its numpy storage format (fp8e4b15: times 2^8)."""
+    scale = SCALE.get(dt.name)
+    return x if scale is None else np.asarray(x, np.float32) / scale
+
+
+def _scaled(x: np.ndarray, dt: dtype) -> np.ndarray:
+    scale = SCALE.get(dt.name)
+    return x if scale is None else (np.asarray(x, np.float32) * scale).astype(np.float32)
 
 
 def round_narrow(x: np.ndarray, dt: dtype, rounding: str = "rtne") -> np.ndarray:
@@ -45,6 +62,9 @@ def round_narrow(x: np.ndarray, dt: dtype, rounding: str = "rtne") -> np.ndarray
     x = np.asarray(x, np.float32)
     if not is_narrow(dt):
         return x
+    if dt.name in SCALE:
+        with np.errstate(all="ignore"):
+            return _scaled(round_narrow(_unscaled(x, dt), T.float8e4nv, rounding), dt)
     fmt = NARROW[dt.name]
     with np.errstate(all="ignore"):
         y = x.astype(fmt)
@@ -88,7 +108,7 @@ def encode(x: np.ndarray, dt: dtype) -> np.ndarray:
     x = np.asarray(x, np.float32)
     uint = _UINT[fmt.itemsize]
     with np.errstate(all="ignore"):
-        bits = x.astype(fmt).view(uint)
+        bits = _unscaled(x, dt).astype(fmt).view(uint)
     sign = (np.signbit(x).astype(uint) << uint(8 * fmt.itemsize - 1)).astype(uint)
     return np.where(np.isnan(x), sign | uint(_NAN_CODE[dt.name]), bits).astype(uint)
 
@@ -96,7 +116,7 @@ def encode(x: np.ndarray, dt: dtype) -> np.ndarray:
 def decode(bits: np.ndarray, dt: dtype) -> np.ndarray:
     """Stored bits of a narrow float -> float32 registers (exact)."""
     fmt = NARROW[dt.name]
-    return np.asarray(bits).astype(_UINT[fmt.itemsize]).view(fmt).astype(np.float32)
+    return _scaled(np.asarray(bits).astype(_UINT[fmt.itemsize]).view(fmt).astype(np.float32), dt)
 
 
 def fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:

@@ -1,5 +1,7 @@
 """Merges identical pure ops so that fusion sees one producer (e.g. repeated broadcasts of one index)."""
 
+import struct
+
 from dsl.ir.core import Block, Function, Value
 from jit.passes.rewrite import replace_uses
 
@@ -30,9 +32,10 @@ def _visit(block: Block, seen: dict, mapping: dict[Value, Value]) -> None:
 
 
 def _freeze(attrs: dict) -> tuple:
+    """Attributes as a key; floats by their bits, so 0.0 and -0.0 (or two NaN payloads) stay apart."""
     def f(v):
-        if isinstance(v, float):  # by repr: 0.0 and -0.0 compare equal but are different constants
-            return ("float", repr(v))
+        if isinstance(v, float):
+            return ("float", struct.pack("<d", v))
         if isinstance(v, (list, tuple)):
             return tuple(f(x) for x in v)
         return (type(v).__name__, v)

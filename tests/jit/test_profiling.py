@@ -88,15 +88,16 @@ def test_masked_tail_counts_inactive_lanes():
     assert c.masked_lanes == 2 * 6
 
 
-def test_column_read_of_row_major_tile_is_one_sector_per_lane_and_bit_identical():
+def test_column_read_of_row_major_tile_is_laid_out_along_its_columns_and_bit_identical():
+    """Triton's coalescing pass gives the load a layout along its contiguous dim (here the rows) and
+    moves the tile to the store's layout through shared memory: both accesses stay coalesced."""
     b = 32
     x = RNG.standard_normal((b, b)).astype(np.float32)
     out = np.empty_like(x)
     c = profile_one(lambda: tile_kernel[(1,)](x, out, False, B=b)).totals
     np.testing.assert_array_equal(out, x.T)
-    assert c.load_sectors == c.load_requests * 32  # every lane its own sector
-    assert c.store_sectors * 32 == b * b * 4  # the store stays coalesced
-    assert c.shared_requests == 0
+    assert c.load_sectors * 32 == b * b * 4 and c.store_sectors * 32 == b * b * 4
+    assert c.shared_wavefronts == 2 * b * b * 4 // 128  # the layout change: written and read once
 
 
 @pytest.mark.parametrize("padding, conflicts_per_read", [(0, 31), (1, 0)])
@@ -313,3 +314,46 @@ def test_thinned_loops_stay_bit_identical_and_close_to_the_full_count():
     for name in ("load_requests", "load_sectors", "store_sectors", "dram_read_bytes"):
         assert abs(auto.totals.__dict__[name] / full.totals.__dict__[name] - 1) < 0.03, name
     assert abs(auto.modeled_seconds / full.modeled_seconds - 1) < 0.05
+
+
+def test_model_only_skips_unsampled_programs_but_records_the_same_model():
+    from jit.launcher import model_only
+
+    n, block = 1 << 20, 256
+    x = RNG.standard_normal(n).astype(np.float32)
+    xs = [x.copy() for _ in range(3)]  # fresh inputs each time: no launch finds another's data in the L2
+    full_out, partial_out, kept_out = (np.zeros(n, np.float32) for _ in range(3))
+    with simulator.profile() as full:
+        copy_kernel[(cdiv(n, block),)](xs[0], full_out, n, 1, BLOCK=block, sample=8)
+    with simulator.profile() as partial, model_only():
+        copy_kernel[(cdiv(n, block),)](xs[1], partial_out, n, 1, BLOCK=block, sample=8)
+    with simulator.profile(), model_only(run_fully=("copy_kernel",)):
+        copy_kernel[(cdiv(n, block),)](xs[2], kept_out, n, 1, BLOCK=block, sample=8)
+    np.testing.assert_array_equal(full_out, x)
+    np.testing.assert_array_equal(kept_out, x)
+    assert 0 < np.count_nonzero(partial_out) < n // 10  # only the 8 measured programs ran
+    assert partial.launches[0].modeled_seconds == full.launches[0].modeled_seconds
+    assert partial.launches[0].sampled
+    big = 1 << 23  # large enough that an automatic sample is taken
+    with simulator.profile() as auto, model_only():
+        copy_kernel[(cdiv(big, block),)](np.zeros(big, np.float32), np.zeros(big, np.float32), big, 1, BLOCK=block)
+    with simulator.profile() as every, model_only(measure_fully=("copy_kernel",)):
+        copy_kernel[(cdiv(big, block),)](np.zeros(big, np.float32), np.zeros(big, np.float32), big, 1, BLOCK=block)
+    assert auto.launches[0].sampled and not every.launches[0].sampled
+
+
+def test_compile_listeners_hear_every_build():
+    from jit import compiler
+
+    heard = []
+    compiler.on_compile(lambda name, cached: heard.append((name, cached)))
+    listener = compiler._COMPILE_LISTENERS[-1]
+    try:
+        @jit
+        def listened_kernel(x_ptr, BLOCK: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, BLOCK), tl.arange(0, BLOCK).to(tl.float32))
+
+        listened_kernel[(1,)](np.zeros(16, np.float32), BLOCK=16)
+    finally:
+        compiler.remove_compile_listener(listener)
+    assert [name for name, _ in heard] == ["listened_kernel"]

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sanitizer_corpus import BUGGY, CORRECT
 
+import simulator
 from dsl.errors import OutOfBoundsError
 from jit.sanitize import SanitizerError, selected, warp_of
 
@@ -62,8 +63,13 @@ def test_race_report_names_both_programs_and_lines():
 
 
 def test_blocked_layout_rule_and_selection():
-    assert warp_of((512,), 4).tolist() == [e // 4 // 32 for e in range(512)]
-    assert warp_of((8,), 4).tolist() == [0] * 8
+    """Warps own elements as jit.layout's blocked layout says, with the warp width of the machine."""
+    assert warp_of((512,), 4, 32, vector=4).tolist() == [e // 4 // 32 for e in range(512)]
+    assert warp_of((512,), 4, 32).tolist() == [e // 32 % 4 for e in range(512)]
+    assert warp_of((512,), 4, 128).tolist() == [e // 128 for e in range(512)]  # MTT S4000's 128-lane warps
+    assert warp_of((8,), 4, 32).tolist() == [0] * 8
+    with simulator.machine("mtt-s4000"):
+        assert warp_of((512,), 4).tolist() == [e // 128 for e in range(512)]
     assert selected({}) == ("bounds", "uninit", "race", "nan", "overflow")
     with pytest.raises(ValueError, match="unknown sanitizer"):
         selected({"sanitize": "bogus"})

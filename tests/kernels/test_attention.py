@@ -174,3 +174,17 @@ def test_rejects_bad_inputs(rng):
         attention(q, k, k, visited=np.zeros(4, np.int32), config="auto")
     with pytest.raises(ValueError, match="config"):
         attention(q, k, k, config={"BLOCK_M": 64})
+
+
+def test_out_writes_into_rows_of_a_packed_batch():
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((1, 10, 4, 32)).astype(np.float32)
+    k = rng.standard_normal((1, 10, 2, 32)).astype(np.float32)
+    v = rng.standard_normal((1, 10, 2, 32)).astype(np.float32)
+    packed = np.full((25, 4, 32), 7.0, np.float32)
+    got = attention(q, k, v, out=packed[None, 5:15])
+    assert got.base is not None and np.shares_memory(got, packed)
+    np.testing.assert_array_equal(packed[5:15], attention(q, k, v)[0])
+    assert (packed[:5] == 7).all() and (packed[15:] == 7).all()
+    with pytest.raises(ValueError, match="out must be"):
+        attention(q, k, v, out=packed[None, :9])

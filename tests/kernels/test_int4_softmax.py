@@ -120,7 +120,7 @@ def test_int32_codes_large_logits_constant_rows_zero_points_and_codes(rng):
 def test_registered_case():
     from kernels import int4_softmax as module
 
-    for case in list(module._cases()):  # collected first, as `python -m kernels` does
+    for case in list(module._cases()):  # collected first, as `python -m kernels.check` does
         assert check(case, case.run(), case.reference()), case.op
 
 

@@ -60,7 +60,7 @@ def test_align_segments_as_sets_and_scatter(rng):
 
 @pytest.mark.parametrize("shared", [True, False])
 def test_moe_equals_per_token_loop(rng, shared):
-    """fp16 here; the bf16 block runs in `python -m kernels` (one more set of compiles than this file can afford)."""
+    """fp16 here; the bf16 block runs in `python -m kernels.check` (one more set of compiles than this file affords)."""
     a = moe.make_moe_inputs(rng, M, HIDDEN, E, INTER, SHARED, np.float16)
     extra = {n: a[n] for n in ("shared_w1", "shared_w2", "w_shared_gate")} if shared else {}
     out = moe.moe_forward(a["x"], a["w_router"], a["w1"], a["w2"], 10, **extra)
@@ -75,7 +75,7 @@ def test_moe_equals_per_token_loop(rng, shared):
 def test_rejects_bad_inputs(rng):
     a = moe.make_moe_inputs(rng, 4, 32, 4, 16, 16, np.float16)
     with pytest.raises(ValueError, match="top-k"):
-        moe.moe_router(a["x"], a["w_router"], 3)
+        moe.moe_router(a["x"], a["w_router"], 0)
     with pytest.raises(ValueError, match="w_router"):
         moe.moe_router(a["x"], a["w_router"].astype(np.float32), 2)
     with pytest.raises(ValueError, match="w1"):
@@ -89,3 +89,16 @@ def test_rejects_bad_inputs(rng):
         moe.moe_combine(np.zeros((8, 32), np.float32), np.full((4, 2), 8, np.int32), None, np.float16)
     with pytest.raises(ValueError, match="expert ids"):
         moe.moe_align(np.full((4, 2), 9, np.int32), np.ones((4, 2), np.float32), a["x"], 4, 16)
+
+
+@pytest.mark.parametrize("k", [3, 5, 16])
+def test_router_takes_any_top_k_up_to_its_slots(k):
+    rng = np.random.default_rng(k)
+    x = rng.standard_normal((9, 64)).astype(np.float32)
+    w = rng.standard_normal((16, 64)).astype(np.float32)
+    weights, ids, _ = moe.moe_router(x, w, k)
+    ref_w, ref_ids, _ = moe.moe_router_reference(x, w, k)
+    np.testing.assert_array_equal(ids, ref_ids)
+    np.testing.assert_allclose(weights, ref_w, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="top-k"):
+        moe.moe_router(x, w, 17)

@@ -76,3 +76,15 @@ def test_stored_counters_are_what_the_compiler_gives_now():
                 "memory_rounds", "warp_instructions"):
         assert new[key] == old[key], key
     assert new["dram_bytes"] == pytest.approx(old["dram_bytes"], rel=0.02)
+
+
+def test_the_readme_figures_hold_on_the_validation_split():
+    """README 'How far the modeled time can be trusted' quotes these: a model change that makes them worse
+    must update the README (and say why)."""
+    groups = [g for g in validate.load(validate.DATA / "h200_sweep.csv", validate.DATA / "h200_counters.jsonl")
+              if g.split == "validation"]
+    total = validate.summary([validate.score_group(g, validate.model_seconds(validate.get_spec("h200")))
+                              for g in groups])
+    assert total["groups"] == 27
+    assert total["rho"] >= 0.715 and total["regret"] <= 0.053 and total["mape"] <= 0.202
+    assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 3

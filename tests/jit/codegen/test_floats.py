@@ -191,4 +191,4 @@ def test_vector_types_and_vectorised(jit_map):
     np.testing.assert_array_equal(k(x), x.astype(ml_dtypes.bfloat16).astype(np.float32))
     for fmt in FORMATS:
         scalar = jit_map(lambda b, v, fmt=fmt: floats.encode(b, v, fmt), [F32], _int_ty(fmt))
-        assert "ymm" in scalar.asm and "call" not in scalar.asm, fmt
+        assert ("ymm" in scalar.asm or "zmm" in scalar.asm) and "call" not in scalar.asm, fmt  # AVX2 or AVX-512
