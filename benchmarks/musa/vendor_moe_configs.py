@@ -13,8 +13,8 @@ lie within 2% of the pick, its modeled time against the pick's, and the pick. Co
 By default each launch covers only the row blocks in use (fused_moe.launch_args(used_rows_only=True)):
 vLLM's grid is sized for the worst-case padding, and at small M most of its programs exit at once, but the
 automatic program sample takes its first half from the start of the launch, where every program works, and
-scales up, so it overstates such launches (E=128, N=1856, M=1, 32x64x64, the w1 launch: 362 us sampled,
-57 us with every program modeled).
+scales up, so it overstates such launches (E=128, N=1856, M=1, 32x64x64, the w1 launch: 333 us sampled,
+52 us with every program modeled).
 --vllm-grid --exact models vLLM's own grid with every program (slow at large M).
 
 Run: python benchmarks/musa/vendor_moe_configs.py [--configs N] [--sample N | --exact] [--vllm-grid] [--csv PATH]
@@ -127,7 +127,7 @@ def describe(config: tuple[int, ...]) -> str:
 
 
 def compare(spec: dict, M: int, count: int, sample, seed: int, vllm_grid: bool) -> dict:
-    """Model the vendor's config and a seeded subset of the search space at one M; the table row."""
+    """Model the vendor's config and the search space (or a seeded subset of it) at one M; the table row."""
     vendor = tuple(spec["configs"][str(M)][key] for key in KEYS)
     configs = pick_configs(vendor, count, np.random.default_rng([seed, spec["E"], spec["w1_rows"], M, 0]))
     layer = Layer(spec, M, np.random.default_rng([seed, spec["E"], spec["w1_rows"], M, 1]))
