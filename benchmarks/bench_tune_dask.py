@@ -43,7 +43,8 @@ def gelu_tanh(x_ptr, out_ptr, n, BLOCK: tl.constexpr, UNROLL: tl.constexpr):
 @tune_problem(gelu_tanh)
 def gelu_problem(n: int = 5000) -> TuneProblem:
     x = np.random.default_rng(3).standard_normal(n).astype(np.float32)
-    return TuneProblem(gelu_tanh, args=(x, np.zeros_like(x), n), grid=lambda meta: (cdiv(n, meta["BLOCK"] * meta["UNROLL"]),),
+    return TuneProblem(gelu_tanh, args=(x, np.zeros_like(x), n),
+                       grid=lambda meta: (cdiv(n, meta["BLOCK"] * meta["UNROLL"]),),
                        outputs=["out_ptr"], rtol=1e-6, atol=1e-6)
 
 

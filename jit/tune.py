@@ -226,8 +226,23 @@ def run_config(problem: TuneProblem, config: Config, cpu_runs: int = 3, model: b
     return rec, outputs
 
 
+ALIGNMENT = 4096
+"""Byte alignment of the arrays a config runs on. The emulated caches see real addresses, so modeled
+numbers (L2 hit rate, time) would otherwise depend on where malloc put a copy, and differ between the
+processes of a sweep."""
+
+
 def _fresh(args: tuple) -> tuple:
-    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+    return tuple(_aligned_copy(a) if isinstance(a, np.ndarray) else a for a in args)
+
+
+def _aligned_copy(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of `array` starting at a multiple of ALIGNMENT bytes."""
+    raw = np.empty(array.nbytes + ALIGNMENT, dtype=np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    copy = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    return copy
 
 
 # -- tasks: what a worker needs to rebuild the launch by name (never compiled code)
@@ -248,7 +263,7 @@ class SweepTask:
     cpu_runs: int
     model: bool
     seed: int
-    threads: int
+    threads: int | None  # WAVETILE_NUM_THREADS of the worker; None keeps the worker's own
     cache_dir: str | None = None
 
     def identity(self) -> dict:
@@ -272,7 +287,8 @@ def run_task(task: SweepTask) -> tuple[int, dict, dict]:
     """Run one task in a worker: (index, TuningRecord.to_dict(), outputs)."""
     import simulator
 
-    os.environ["WAVETILE_NUM_THREADS"] = str(task.threads)
+    if task.threads is not None:
+        os.environ["WAVETILE_NUM_THREADS"] = str(task.threads)
     os.environ["WAVETILE_MACHINE"] = task.machine
     if task.cache_dir:
         os.environ["WAVETILE_CACHE_DIR"] = task.cache_dir
@@ -299,7 +315,8 @@ def sweep(target: str, sizes: dict, machine: str, configs: list[Config], jobs: i
     Configs run on `executor` (any concurrent.futures.Executor: a process pool, Dask's) when given, else
     in a local process pool of `jobs` workers when `jobs` > 1, else in this process on `problem` (or
     the one `target` names). Workers rebuild the problem by name (see SweepTask); `workers` is how many
-    share this machine's cores (default `jobs`), `cache_dir` a compile cache they share. A task lost
+    share this machine's cores (default `jobs` for a local pool; for an `executor` without `workers`,
+    each keeps its own thread setting), `cache_dir` a compile cache they share. A task lost
     with its executor (a worker that died more often than Dask retries) is reported as a failed config.
     With `resume`, every result is stored on disk (jit.sweep_store) and configs stored already are not
     run again.
@@ -308,8 +325,9 @@ def sweep(target: str, sizes: dict, machine: str, configs: list[Config], jobs: i
 
     with simulator.machine(machine):
         problem = problem or make_problem(target, sizes, library)
-    tasks = [SweepTask(i, target, dict(sizes), library, machine, c.to_dict(), cpu_runs, model, seed,
-                       threads_per_worker(workers or jobs), cache_dir) for i, c in enumerate(configs)]
+    threads = threads_per_worker(workers or jobs) if executor is None or workers else None
+    tasks = [SweepTask(i, target, dict(sizes), library, machine, c.to_dict(), cpu_runs, model, seed, threads,
+                       cache_dir) for i, c in enumerate(configs)]
     kernel_key = sweep_store.kernel_source_key(problem.kernel)
     keys = [sweep_store.entry_key(t.identity(), t.config, machine, kernel_key) for t in tasks]
     results: list = [None] * len(configs)
@@ -513,7 +531,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with open_executor(ns.executor, ns.jobs) as executor:
         rows = sweep(ns.target, sizes, machine, configs, jobs=ns.jobs, cpu_runs=ns.cpu_runs,
                      progress=not ns.no_progress, problem=problem, model=not ns.no_model, library=ns.library,
-                     executor=executor, seed=ns.seed, cache_dir=ns.shared_cache, resume=not ns.fresh)
+                     executor=executor, workers=None if ns.executor.startswith("dask://") else ns.jobs,
+                     seed=ns.seed, cache_dir=ns.shared_cache, resume=not ns.fresh)
     elapsed = time.perf_counter() - start
     ranked = rank(rows, ns.objective)
     size_text = problem.description or " ".join(ns.sizes) or "(defaults)"
