@@ -10,7 +10,7 @@ Targets:
 
       @tune_problem(matmul_kernel, name="tutorial.matmul")
       def matmul_problem(M=512, N=512, K=512, dtype="float16") -> TuneProblem:
-          a, b, c = ...                     # inputs (the workers of --jobs get the parent's arrays)
+          a, b, c = ...                     # inputs from a fixed seed: every worker builds the same
           return TuneProblem(matmul_kernel, args=(a, b, c, M, N, K, ...), grid=lambda meta: (...),
                              outputs=["c_ptr"])
 
@@ -29,6 +29,13 @@ conflicts; large grids are sampled, marked `~`) and run `--cpu-runs` times for C
 are compared with those of the first config that ran. The table is ranked by the objective
 (`--objective model`, the default, or `cpu`); failing and mismatching configs go last.
 
+Configs run in this process, in `--jobs` local worker processes, or on Dask (`--executor dask`: a new
+LocalCluster of `--jobs` processes; `--executor dask://HOST:PORT`: a running scheduler). Workers get
+the problem by name (target, sizes, library resolver, machine, seed, config), never compiled code, and
+compile into their own cache (or `--shared-cache DIR`). Every result is stored in $WAVETILE_CACHE_DIR
+as it arrives, so a sweep that was interrupted resumes where it stopped (`--fresh` runs all again).
+A config that fails is reported as failed; a worker that dies has its task rerun on another.
+
 `--save` stores the winner in the autotune disk cache ($WAVETILE_CACHE_DIR, see jit.cache) under
 exactly the key the kernel's own `@autotune` computes for these arguments on this machine: the next
 launch of that kernel with the same key values, argument dtypes, machine, objective, kernel source,
@@ -40,6 +47,7 @@ kernel and the same objective as its decorator.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import importlib
 import importlib.util
@@ -51,12 +59,13 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from jit import sweep_store
 from jit.autotune import (
     Autotuner,
     Config,
@@ -66,6 +75,7 @@ from jit.autotune import (
     format_table,
     run_recorded,
 )
+from jit.executors import local_pool, open_executor, threads_per_worker
 
 
 @dataclass
@@ -260,27 +270,75 @@ def run_config(problem: TuneProblem, config: Config, cpu_runs: int = 3, model: b
     return rec, outputs
 
 
+ALIGNMENT = 4096
+"""Byte alignment of the arrays a config runs on. The emulated caches see real addresses, so modeled
+numbers (L2 hit rate, time) would otherwise depend on where malloc put a copy, and differ between the
+processes of a sweep."""
+
+
 def _fresh(args: tuple) -> tuple:
-    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+    return tuple(_aligned_copy(a) if isinstance(a, np.ndarray) else a for a in args)
 
 
-# -- worker processes
-
-_WORKER: dict = {}
-
-
-def _worker_init(target: str, sizes: dict, machine: str, threads: int, args: tuple | None, library: str) -> None:
-    os.environ["WAVETILE_NUM_THREADS"] = str(threads)
-    os.environ["WAVETILE_MACHINE"] = machine
-    problem = make_problem(target, sizes, library)
-    if args is not None:  # the parent's inputs: every worker sweeps exactly the same data
-        problem.args = args
-    _WORKER["problem"] = problem
+def _aligned_copy(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of `array` starting at a multiple of ALIGNMENT bytes."""
+    raw = np.empty(array.nbytes + ALIGNMENT, dtype=np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    copy = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    return copy
 
 
-def _worker_run(index: int, config_data: dict, cpu_runs: int, model: bool):
-    rec, outputs = run_config(_WORKER["problem"], Config.from_dict(config_data), cpu_runs, model)
-    return index, rec.to_dict(), outputs
+# -- tasks: what a worker needs to rebuild the launch by name (never compiled code)
+
+
+@dataclass(frozen=True)
+class SweepTask:
+    """One config of a sweep, as any executor's worker receives it: the problem by name, the config as
+    data. The worker builds the problem itself (once per process) and compiles into its own cache, or
+    into `cache_dir` when one is shared."""
+
+    index: int
+    target: str
+    sizes: dict
+    library: str
+    machine: str
+    config: dict
+    cpu_runs: int
+    model: bool
+    seed: int
+    threads: int | None  # WAVETILE_NUM_THREADS of the worker; None keeps the worker's own
+    cache_dir: str | None = None
+
+    def identity(self) -> dict:
+        """Everything but the config that decides its result (the result cache's key)."""
+        return {"target": self.target, "sizes": self.sizes, "library": self.library, "machine": self.machine,
+                "cpu_runs": self.cpu_runs, "model": self.model, "seed": self.seed}
+
+
+_WORKER_PROBLEMS: dict[str, TuneProblem] = {}
+
+
+def _worker_problem(task: SweepTask) -> TuneProblem:
+    key = json.dumps(task.identity() | {"cpu_runs": None, "model": None}, sort_keys=True, default=str)
+    if key not in _WORKER_PROBLEMS:
+        np.random.seed(task.seed)  # factories drawing from numpy's global generator build the same inputs
+        _WORKER_PROBLEMS[key] = make_problem(task.target, dict(task.sizes), task.library)
+    return _WORKER_PROBLEMS[key]
+
+
+def run_task(task: SweepTask) -> tuple[int, dict, dict]:
+    """Run one task in a worker: (index, TuningRecord.to_dict(), outputs)."""
+    import simulator
+
+    if task.threads is not None:
+        os.environ["WAVETILE_NUM_THREADS"] = str(task.threads)
+    os.environ["WAVETILE_MACHINE"] = task.machine
+    if task.cache_dir:
+        os.environ["WAVETILE_CACHE_DIR"] = task.cache_dir
+    with simulator.machine(task.machine):
+        rec, outputs = run_config(_worker_problem(task), Config.from_dict(task.config), task.cpu_runs, task.model)
+    return task.index, rec.to_dict(), outputs
 
 
 # -- the sweep
@@ -294,36 +352,64 @@ class SweepRow:
 
 def sweep(target: str, sizes: dict, machine: str, configs: list[Config], jobs: int = 1, cpu_runs: int = 3,
           progress: bool = True, problem: TuneProblem | None = None, model: bool = True,
-          library: str = LIBRARY) -> list[SweepRow]:
-    """Run every config (in `jobs` worker processes when > 1) and check outputs against the first valid one."""
+          library: str = LIBRARY, executor: Executor | None = None, workers: int | None = None,
+          seed: int = 0, cache_dir: str | None = None, resume: bool = False) -> list[SweepRow]:
+    """Run every config and check outputs against the first valid one.
+
+    Configs run on `executor` (any concurrent.futures.Executor: a process pool, Dask's) when given, else
+    in a local process pool of `jobs` workers when `jobs` > 1, else in this process on `problem` (or
+    the one `target` names). Workers rebuild the problem by name (see SweepTask); `workers` is how many
+    share this machine's cores (default `jobs` for a local pool; for an `executor` without `workers`,
+    each keeps its own thread setting), `cache_dir` a compile cache they share. A task lost
+    with its executor (a worker that died more often than Dask retries) is reported as a failed config.
+    With `resume`, every result is stored on disk (jit.sweep_store) and configs stored already are not
+    run again.
+    """
     import simulator
 
+    with simulator.machine(machine):
+        problem = problem or make_problem(target, sizes, library)
+    threads = threads_per_worker(workers or jobs) if executor is None or workers else None
+    tasks = [SweepTask(i, target, dict(sizes), library, machine, c.to_dict(), cpu_runs, model, seed, threads,
+                       cache_dir) for i, c in enumerate(configs)]
+    kernel_key = sweep_store.kernel_source_key(problem.kernel)
+    keys = [sweep_store.entry_key(t.identity(), t.config, machine, kernel_key) for t in tasks]
     results: list = [None] * len(configs)
     bar = _progress(len(configs), enabled=progress)
-    if jobs <= 1:
-        with simulator.machine(machine):
-            problem = problem or make_problem(target, sizes, library)
-            for i, config in enumerate(configs):
-                results[i] = run_config(problem, config, cpu_runs, model)
-                bar.update(1)
-    else:
-        import multiprocessing
 
-        threads = max(1, (os.cpu_count() or 1) // jobs)
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=_worker_init,
-                                 initargs=(target, sizes, machine, threads, problem.args if problem else None,
-                                           library)) as pool:
-            futures = [pool.submit(_worker_run, i, c.to_dict(), cpu_runs, model) for i, c in enumerate(configs)]
+    def finish(i: int, record: TuningRecord, outputs: dict, keep: bool = True) -> None:
+        record.config = configs[i]
+        results[i] = (record, outputs)
+        if resume and keep:
+            sweep_store.store(keys[i], record, outputs)
+        bar.update(1)
+
+    todo = []
+    for task in tasks:
+        stored = sweep_store.load(keys[task.index]) if resume else None
+        if stored is not None:
+            finish(task.index, *stored, keep=False)
+        else:
+            todo.append(task)
+    with contextlib.ExitStack() as stack:
+        if executor is None and jobs > 1 and todo:
+            executor = stack.enter_context(local_pool(jobs))
+        if executor is None:
+            with simulator.machine(machine):
+                for task in todo:
+                    finish(task.index, *run_config(problem, configs[task.index], cpu_runs, model))
+        else:
+            futures = {executor.submit(run_task, task): task.index for task in todo}
             for future in as_completed(futures):
-                i, rec, outputs = future.result()
-                record = TuningRecord.from_dict(rec)
-                record.config = configs[i]
-                results[i] = (record, outputs)
-                bar.update(1)
+                i = futures[future]
+                try:
+                    _, rec, outputs = future.result()
+                except Exception as e:  # noqa: BLE001 - the executor lost the task; the sweep reports it
+                    lost = TuningRecord(configs[i], error=f"lost by the executor: {type(e).__name__}: {e}")
+                    finish(i, lost, {}, keep=False)
+                else:
+                    finish(i, TuningRecord.from_dict(rec), outputs)
     bar.close()
-    if problem is None:
-        problem = make_problem(target, sizes, library)
     return _check(results, problem)
 
 
@@ -448,7 +534,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="config axis (repeat; cartesian product); num_warps/num_stages are launch options")
     p.add_argument("--configs", default=None, help="JSON file: a list of Config.to_dict() objects")
     p.add_argument("--objective", choices=("model", "cpu"), default="model")
-    p.add_argument("--jobs", type=_count(1), default=1, help="worker processes")
+    p.add_argument("--jobs", type=_count(1), default=1, help="worker processes (local pool or LocalCluster)")
+    p.add_argument("--executor", default="local", metavar="local|dask|dask://HOST:PORT",
+                   help="where configs run: a local process pool, a new Dask LocalCluster of --jobs workers, "
+                        "or a running Dask scheduler")
+    p.add_argument("--shared-cache", default=None, metavar="DIR",
+                   help="compile cache directory every worker uses (default: each worker's own)")
+    p.add_argument("--seed", type=int, default=0, help="seed of numpy's global generator when workers build "
+                                                       "the problem")
+    p.add_argument("--fresh", action="store_true",
+                   help="run every config again instead of resuming from results stored by an earlier sweep")
     p.add_argument("--cpu-runs", type=_count(1), default=3, help="timed CPU runs per config (median)")
     p.add_argument("--csv", default=None, help="write the ranked table as CSV")
     p.add_argument("--json", default=None, help="write the ranked table as JSON")
@@ -481,8 +576,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     configs = config_space(problem, ns.space, ns.configs)
     _check_configs_complete(problem, configs)
     start = time.perf_counter()
-    rows = sweep(ns.target, sizes, machine, configs, jobs=ns.jobs, cpu_runs=ns.cpu_runs,
-                 progress=not ns.no_progress, problem=problem, model=not ns.no_model, library=ns.library)
+    with open_executor(ns.executor, ns.jobs) as executor:
+        rows = sweep(ns.target, sizes, machine, configs, jobs=ns.jobs, cpu_runs=ns.cpu_runs,
+                     progress=not ns.no_progress, problem=problem, model=not ns.no_model, library=ns.library,
+                     executor=executor, workers=None if ns.executor.startswith("dask://") else ns.jobs,
+                     seed=ns.seed, cache_dir=ns.shared_cache, resume=not ns.fresh)
     elapsed = time.perf_counter() - start
     ranked = rank(rows, ns.objective)
     size_text = problem.description or " ".join(ns.sizes) or "(defaults)"
