@@ -11,7 +11,7 @@ from collections.abc import Callable
 from math import prod as math_prod
 
 from dsl import dtypes as T
-from dsl.core import MEMBERS, constexpr, tensor, unwrap
+from dsl.core import MEMBERS, _aggregate, constexpr, tensor, unwrap
 from dsl.errors import CompileTimeAssertionFailure
 from dsl.ir.core import TileType
 from dsl.pointers import block_pointer, load_block, store_block
@@ -292,10 +292,12 @@ def map_elementwise(scalar_fn, *args, pack=1):
                               "with tensor operations (tl.where for its branches) and call it on the tensors")
 
 
-def aggregate(cls):
-    """Refused: Triton's @aggregate classes of tensor fields and jit methods are not supported."""
-    raise NotImplementedError(f"tl.aggregate ({getattr(cls, '__name__', cls)}) is not supported by wavetile: "
-                              "pass the fields as separate arguments or a tuple")
+aggregate = _aggregate  # Triton spells it tl.core._aggregate
+
+
+def aggregate_replace(instance, **changes):
+    """Refused with aggregates themselves (see dsl.core._aggregate)."""
+    _aggregate(type(instance))
 
 
 def _bitonic_compare_and_swap(x: tensor, flip, i: int) -> tensor:

@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
 
-def current_target():
-    """The target `triton.runtime.driver.active` reports (one source of truth for it)."""
-    from jit.as_triton.driver import ActiveDriver
 
-    return ActiveDriver.get_current_target()
+class GPUTarget(NamedTuple):
+    backend: str
+    arch: int | str
+    warp_size: int
+
+
+EMULATED_TARGET = GPUTarget("cuda", 90, 32)  # also what `triton.runtime.driver.active` reports
+
+
+def current_target() -> GPUTarget:
+    return EMULATED_TARGET
 
 
 def is_cuda() -> bool:

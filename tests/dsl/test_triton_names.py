@@ -110,7 +110,9 @@ def test_map_elementwise_and_aggregate_are_refused_clearly():
     with pytest.raises(CompilationError, match="map_elementwise is not supported"):
         _map_kernel[(1,)](np.ones(16, np.float32))
     with pytest.raises(NotImplementedError, match="aggregate"):
-        tl.aggregate(type("Pair", (), {}))
+        tl.core._aggregate(type("Pair", (), {}))
+    with pytest.raises(NotImplementedError, match="Pair"):
+        tl.aggregate_replace(type("Pair", (), {})(), x=1)
 
 
 @jit
