@@ -277,7 +277,6 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None) -> tensor:
     return current().atomic_cas(pointer, cmp, val, unwrap(sem), unwrap(scope))
 
 
-
 def expect_zero(x, mask):
     """Marks values expected to have underflowed to zero where `mask` holds; like Triton outside its debug
     and float-sanitizer modes, `x` is returned unchanged."""
@@ -327,6 +326,7 @@ def bitonic_merge(x, dim=None, descending=0) -> tensor:
     for step in builtins.range(stages):
         cube = _bitonic_compare_and_swap(cube, flip, stages - 1 - step)
     return reshape(cube, list(x.shape))
+
 
 # -- elementwise
 def where(condition, x, y) -> tensor:
