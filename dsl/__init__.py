@@ -1,6 +1,6 @@
 """wavetile's kernel language: `import dsl as tl` gives the names of `triton.language`."""
 
-from dsl import extra, libdevice, math  # noqa: F401
+from dsl import extra, libdevice, math, target_info  # noqa: F401
 from dsl.core import constexpr, tensor
 from dsl.distribution import check_packages as _check_packages
 from dsl.dtypes import (
@@ -51,6 +51,7 @@ from dsl.random import (  # noqa: F401
     uint_to_uniform_float,
 )
 from dsl.scaled_dot import dot_scaled  # noqa: F401
+from dsl.types import block_type, const, constexpr_type, tuple_type, void  # noqa: F401
 
 _check_packages()  # another distribution's files in our packages: a clear ImportError now, not odd ones later
 

@@ -28,6 +28,7 @@ from dsl.errors import CompilationError, UnsupportedLanguageConstruct
 from dsl.ir.builder import Builder
 from dsl.ir.core import Block, Function, Loc, TileType
 from dsl.semantic import Semantic
+from dsl.types import const
 
 
 @dataclass
@@ -121,7 +122,7 @@ def is_constexpr_annotation(annotation) -> bool:
 
 def compile_kernel(jit_fn, signature: dict[str, TileType | object]) -> Function:
     """Build the IR of a kernel. `signature` maps each parameter to a TileType (runtime) or a constexpr value."""
-    runtime = [(name, t) for name, t in signature.items() if isinstance(t, TileType)]
+    runtime = [(name, _const_qualified(jit_fn, name, t)) for name, t in signature.items() if isinstance(t, TileType)]
     body = Block()
     args = {name: tensor(body.add_arg(t, name)) for name, t in runtime}
     builder = Builder(body)
@@ -131,6 +132,16 @@ def compile_kernel(jit_fn, signature: dict[str, TileType | object]) -> Function:
     scope = {name: (args[name] if isinstance(t, TileType) else t) for name, t in signature.items()}
     compiler.run(scope)
     return func
+
+
+def _const_qualified(jit_fn, name: str, t: TileType) -> TileType:
+    """A pointer parameter annotated `tl.const` gets a const pointer type, so a store through it is refused."""
+    param = inspect.signature(jit_fn.fn).parameters.get(name)
+    annotation = param.annotation if param is not None else None
+    is_const = annotation is const or (isinstance(annotation, str) and annotation.split(".")[-1] == "const")
+    if not is_const or not t.dtype.is_ptr():
+        return t
+    return TileType(T.pointer_type(t.dtype.element_ty, t.dtype.address_space, const=True), t.shape)
 
 
 class FunctionCompiler(ControlFlow, ast.NodeVisitor):

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from math import prod as math_prod
 
 from dsl import dtypes as T
-from dsl.core import MEMBERS, constexpr, tensor, unwrap
+from dsl.core import MEMBERS, _aggregate, constexpr, tensor, unwrap
 from dsl.errors import CompileTimeAssertionFailure
 from dsl.ir.core import TileType
 from dsl.pointers import block_pointer, load_block, store_block
@@ -275,6 +275,57 @@ atomic_xchg = _atomic("xchg")
 @_member
 def atomic_cas(pointer, cmp, val, sem=None, scope=None) -> tensor:
     return current().atomic_cas(pointer, cmp, val, unwrap(sem), unwrap(scope))
+
+
+def expect_zero(x, mask):
+    """Marks values expected to have underflowed to zero where `mask` holds; like Triton outside its debug
+    and float-sanitizer modes, `x` is returned unchanged."""
+    _t(mask)
+    return x
+
+
+def map_elementwise(scalar_fn, *args, pack=1):
+    """Refused: Triton runs `scalar_fn` per element with scalar control flow, which wavetile's tile
+    frontend cannot express; write the body with tensor ops (tl.where for branches)."""
+    raise NotImplementedError("tl.map_elementwise is not supported by wavetile: write the element function "
+                              "with tensor operations (tl.where for its branches) and call it on the tensors")
+
+
+aggregate = _aggregate  # Triton spells it tl.core._aggregate
+
+
+def aggregate_replace(instance, **changes):
+    """Refused with aggregates themselves (see dsl.core._aggregate)."""
+    _aggregate(type(instance))
+
+
+def _bitonic_compare_and_swap(x: tensor, flip, i: int) -> tensor:
+    """One compare-and-swap stage across the i-th innermost axis of a [2, 2, ..., 2] tensor."""
+    rank = x.type.rank
+    int_ty = {8: T.int8, 16: T.int16, 32: T.int32, 64: T.int64}[x.dtype.primitive_bitwidth]
+    bits = cast(x, int_ty, bitcast=True)
+    partner = cast(bits ^ xor_sum(bits, rank - 1 - i, True), x.dtype, bitcast=True)
+    is_right = reshape(arange(0, 2), [1] * (rank - i - 1) + [2] + [1] * i)
+    return where((x > partner) != (flip ^ is_right).to(T.int1), partner, x)
+
+
+@_member
+def bitonic_merge(x, dim=None, descending=0) -> tensor:
+    """Triton's bitonic merge along the last dim: sorts each row that is a bitonic sequence."""
+    x = _t(x)
+    rank = x.type.rank
+    dim = rank - 1 if unwrap(dim) is None else unwrap(dim)
+    if dim != rank - 1:
+        raise CompileTimeAssertionFailure("only minor dimension is currently supported")
+    width, numel = x.shape[-1], x.numel
+    if width & (width - 1) or numel & (numel - 1):
+        raise ValueError(f"bitonic_merge needs power-of-two sizes, got shape {list(x.shape)}")
+    stages = width.bit_length() - 1
+    cube = reshape(x, [2] * (numel.bit_length() - 1)) if numel > 1 else x
+    flip = int(bool(unwrap(descending)))
+    for step in builtins.range(stages):
+        cube = _bitonic_compare_and_swap(cube, flip, stages - 1 - step)
+    return reshape(cube, list(x.shape))
 
 
 # -- elementwise

@@ -468,6 +468,8 @@ class Semantic:
         ptr = self.to_tensor(ptr)
         if not ptr.dtype.is_ptr():
             raise TypeError(f"tl.store expects a pointer, got {ptr.dtype}")
+        if ptr.dtype.const:
+            raise TypeError("Cannot store to a constant pointer")
         value = self.to_tensor(value)
         masks = [self.to_tensor(mask).shape] if mask is not None else []
         shape = self.broadcast_shapes(ptr.shape, value.shape, *masks)

@@ -38,6 +38,10 @@ def checks_enabled() -> bool:
     return env.get("WAVETILE_CHECKS", "1") != "0"
 
 
+class IntegerArgumentOverflow(OverflowError, ValueError):
+    """A Python int argument outside both int64 and uint64."""
+
+
 def classify(value, name: str, kernel: str, specialize: bool = True) -> TileType | constexpr | Buffer:
     """The type a runtime argument gets (Triton's rules), a constexpr for values that specialise,
     or the Buffer of an array argument (its type is `buffer.type`)."""
@@ -53,9 +57,11 @@ def classify(value, name: str, kernel: str, specialize: bool = True) -> TileType
             return _SCALAR[T.int32]
         if -2**63 <= v < 2**63:
             return _SCALAR[T.int64]
-        if v < 2**64:
+        if 2**63 <= v < 2**64:
             return _SCALAR[T.uint64]
-        raise ValueError(f"{kernel}: argument {name}={v} does not fit in 64 bits")
+        # Triton raises OverflowError here; ValueError too, for callers that caught wavetile's earlier error
+        raise IntegerArgumentOverflow(f"{kernel}: argument {name}={v} does not fit in 64 bits "
+                                      "(an int argument must lie in [-2**63, 2**64-1])")
     if isinstance(value, (float, np.floating)):
         return _SCALAR[T.float32]
     if value is None or isinstance(value, (T.dtype, str)) or getattr(value, "is_wavetile_jit", False):

@@ -8,15 +8,8 @@ code such as tutorial 02's occupancy estimate sees the machine the profiler mode
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import simulator.specs as specs
-
-
-class GPUTarget(NamedTuple):
-    backend: str
-    arch: int | str
-    warp_size: int
+from dsl.target_info import EMULATED_TARGET, GPUTarget
 
 
 class _Utils:
@@ -47,7 +40,7 @@ class ActiveDriver:
 
     @staticmethod
     def get_current_target() -> GPUTarget:
-        return GPUTarget("cuda", 90, 32)
+        return EMULATED_TARGET
 
     @staticmethod
     def get_current_device() -> int:
