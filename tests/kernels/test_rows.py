@@ -1,4 +1,5 @@
-"""Row ops: gather, bias add, argmax (first index on ties), temperature softmax, top-p draw (against a sort-based reference); sizes not multiples of the block."""
+"""Row ops: gather, bias add, argmax (first index on ties), temperature softmax, top-p draw (against a sort-based
+reference); sizes not multiples of the block."""
 
 import numpy as np
 import pytest
@@ -52,7 +53,7 @@ def test_softmax_and_bias():
     np.testing.assert_array_equal(add_bias(x, b), x + b)
 
 
-@pytest.mark.parametrize("vocab", [37, 3001, 100_003])
+@pytest.mark.parametrize("vocab", [37, 3001, 100_003, 248_320])
 @pytest.mark.parametrize("top_p", [0.1, 0.5, 0.9, 1.0])
 def test_top_p_matches_reference(vocab, top_p):
     rng = np.random.default_rng(vocab * 10 + int(top_p * 10))
