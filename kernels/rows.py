@@ -76,6 +76,49 @@ def _softmax_rows_kernel(x_ptr, out_ptr, n_cols, inv_temperature, BLOCK: tl.cons
                  mask=mask)
 
 
+@jit
+def _top_p_kernel(p_ptr, u_ptr, out_ptr, n_cols, top_p, N_STEPS: tl.constexpr, BLOCK: tl.constexpr):
+    """Bisect the largest threshold t whose mass of probs >= t reaches top_p, then draw in index order."""
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    base = p_ptr + row * n_cols
+    running = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        running = tl.maximum(running, tl.load(base + start + cols, mask=start + cols < n_cols, other=0.0))
+    hi = tl.max(running, axis=0)
+    lo = hi * 0.0  # t = 0 keeps the whole row (the host passes top_p = 2, never reached, for top_p = 1)
+    for _ in range(0, N_STEPS):
+        mid = lo + (hi - lo) * 0.5
+        mass = tl.zeros((BLOCK,), tl.float32)
+        for start in range(0, n_cols, BLOCK):
+            p = tl.load(base + start + cols, mask=start + cols < n_cols, other=0.0)
+            mass += tl.where(p >= mid, p, 0.0)
+        lo = tl.where(tl.sum(mass, axis=0) >= top_p, mid, lo)
+        hi = tl.where(tl.sum(mass, axis=0) >= top_p, hi, mid)
+    top_mass = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        p = tl.load(base + start + cols, mask=start + cols < n_cols, other=0.0)
+        top_mass += tl.where(p >= hi, p, 0.0)
+    t = tl.where(tl.sum(top_mass, axis=0) >= top_p, hi, lo)  # the most likely token is always kept
+    kept_total = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        p = tl.load(base + start + cols, mask=start + cols < n_cols, other=0.0)
+        kept_total += tl.where(p >= t, p, 0.0)
+    target = tl.load(u_ptr + row) * tl.sum(kept_total, axis=0)
+    carry = target * 0.0
+    choice = n_cols
+    last = -1
+    for start in range(0, n_cols, BLOCK):
+        inside = start + cols < n_cols
+        p = tl.load(base + start + cols, mask=inside, other=0.0)
+        keep = (p >= t) & inside
+        acc = tl.cumsum(tl.where(keep, p, 0.0), axis=0) + carry
+        choice = tl.minimum(choice, tl.min(tl.where(keep & (acc > target), start + cols, n_cols), axis=0))
+        last = tl.maximum(last, tl.max(tl.where(keep, start + cols, -1), axis=0))
+        carry += tl.sum(tl.where(keep, p, 0.0), axis=0)
+    tl.store(out_ptr + row, tl.where(choice < n_cols, choice, last))
+
+
 def _block(n_cols: int) -> int:
     return min(BLOCK_COLS, next_power_of_2(max(n_cols, 16)))
 
@@ -137,6 +180,44 @@ def softmax_rows_reference(x, temperature=1.0):
     return e / e.sum(axis=1, keepdims=True)
 
 
+TOP_P_STEPS = 64  # fp32 bisection steps of the threshold: the interval shrinks to 2^-64 of the row maximum
+
+
+def top_p_sample(probs: np.ndarray, top_p: float, u: np.ndarray) -> np.ndarray:
+    """int32 id per row drawn from the nucleus of fp32 probabilities [N, vocab] (transformers' TopPLogitsWarper:
+    the smallest set of most likely tokens whose mass reaches top_p; every token tied with the smallest kept
+    probability is kept too) with one uniform u in [0, 1) per row: the first kept token in index order whose
+    running kept mass exceeds u * kept mass."""
+    probs = float_array(probs, "probs", ndim=2)
+    if probs.dtype != np.float32:
+        raise ValueError(f"top_p_sample: probs must be float32, got {probs.dtype}")
+    if probs.shape[1] == 0:
+        raise ValueError("top_p_sample: probs rows must not be empty")
+    if not 0.0 < top_p <= 1.0:
+        raise ValueError(f"top_p_sample: top_p must lie in (0, 1], got {top_p}")
+    u = np.ascontiguousarray(u, dtype=np.float32).reshape(-1)
+    if u.size != probs.shape[0]:
+        raise ValueError(f"top_p_sample: u has {u.size} entries, probs has {probs.shape[0]} rows")
+    if u.size and not (np.all(u >= 0) and np.all(u < 1)):
+        raise ValueError("top_p_sample: u must lie in [0, 1)")
+    out = np.empty(probs.shape[0], np.int32)
+    if probs.shape[0]:
+        _top_p_kernel[(probs.shape[0],)](probs, u, out, probs.shape[1], float(top_p) if top_p < 1.0 else 2.0,
+                                         N_STEPS=TOP_P_STEPS, BLOCK=_block(probs.shape[1]))
+    return out
+
+
+def top_p_sample_reference(probs, top_p, u):
+    """Sort-based float64 nucleus draw with the same tie rule and the same use of u."""
+    out = []
+    for row, ur in zip(np.asarray(probs, np.float64), np.asarray(u, np.float64).reshape(-1)):
+        ordered = np.sort(row)[::-1]
+        k = len(row) if top_p >= 1.0 else min(int(np.searchsorted(np.cumsum(ordered), top_p)) + 1, len(row))
+        kept = np.where(row >= ordered[k - 1], row, 0.0)
+        out.append(int(np.argmax(np.cumsum(kept) > ur * kept.sum())))
+    return np.array(out, np.int32)
+
+
 @register
 def _cases():
     rng = np.random.default_rng(5)
@@ -153,3 +234,7 @@ def _cases():
     b = random_array(rng, (300,), np.float32)
     yield Case("rows.add_bias", "33x300", dtype_name(np.float32), lambda: add_bias(x, b), lambda: x + b,
                *tolerance(np.float32), 2 * x.nbytes)
+    probs = softmax_rows(random_array(rng, (4, 3000), np.float32) * 4, 1.0)
+    u = rng.random(4)
+    yield Case("rows.top_p", "4x3000 p=0.9", "fp32", lambda: top_p_sample(probs, 0.9, u).astype(np.float64),
+               lambda: top_p_sample_reference(probs, 0.9, u).astype(np.float64), 0.0, 0.0, probs.nbytes)

@@ -1,6 +1,6 @@
 """Batched generation: one prefill of every prompt, then decode steps for the sequences still running; greedy
-(argmax kernel) or seeded temperature / top-p sampling (softmax kernel, then the draw on the host), stop tokens,
-`max_new_tokens`; text in and out when the model has a tokenizer."""
+(argmax kernel) or seeded temperature / top-p sampling (softmax kernel, then the top-p kernel with a seeded
+uniform per row), stop tokens, `max_new_tokens`; text in and out when the model has a tokenizer."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernels.qwen35.families import family
-from kernels.rows import argmax_rows, softmax_rows
+from kernels.rows import argmax_rows, softmax_rows, top_p_sample
 
 
 @dataclass
@@ -22,16 +22,6 @@ class GenerationOutput:
     memory: dict[str, int] = field(default_factory=dict)  # bytes of weights, KV cache and GDN states
 
 
-def _top_p_draw(probs: np.ndarray, top_p: float, rng: np.random.Generator) -> int:
-    """Draw from the smallest set of most likely tokens whose mass reaches top_p (transformers' TopPLogitsWarper
-    keeps the token that crosses the threshold)."""
-    order = np.argsort(-probs, kind="stable")
-    mass = np.cumsum(probs[order])
-    keep = order[: int(np.searchsorted(mass, top_p) + 1)] if top_p < 1.0 else order
-    p = probs[keep] / probs[keep].sum()
-    return int(keep[rng.choice(len(keep), p=p)])
-
-
 def choose(logits: np.ndarray, do_sample: bool, temperature: float, top_p: float,
            rng: np.random.Generator | None) -> np.ndarray:
     """Next token of each row of fp32 logits [N, vocab]."""
@@ -39,7 +29,7 @@ def choose(logits: np.ndarray, do_sample: bool, temperature: float, top_p: float
         if not do_sample:
             return argmax_rows(logits)
         probs = softmax_rows(logits, temperature)
-    return np.array([_top_p_draw(row, top_p, rng) for row in probs], np.int32)
+        return top_p_sample(probs, top_p, rng.random(probs.shape[0]))  # the host only draws the uniforms
 
 
 def generate(model, prompts, max_new_tokens: int = 16, *, do_sample: bool = False, temperature: float = 1.0,
