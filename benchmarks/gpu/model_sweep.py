@@ -2,7 +2,7 @@
 
     python benchmarks/gpu/model_sweep.py OUT.jsonl [--machine h200] [--case NAME ...]
 
-For each (case, config) of sweep_kernels, one modeled launch (`jit.launcher.model_launch`, a cold
+For each (case, config) of sweep_cases, one modeled launch (`jit.launcher.model_launch`, a cold
 L2 as `do_bench` leaves it) gives the simulator counters. They are written one JSON line per config,
 with the grid and the CPU seconds the modeling took, so `python -m simulator.validate` can score the
 cost model against the GPU's times without running the kernels again. A config the cost model
@@ -20,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
-import sweep_kernels as sk  # noqa: E402
+import sweep_cases as sk  # noqa: E402
 
 import simulator  # noqa: E402
 from jit.launcher import model_launch  # noqa: E402

@@ -1,4 +1,4 @@
-"""Time the cost-model sweep on a real GPU with Triton: every config of every case in sweep_kernels.
+"""Time the cost-model sweep on a real GPU with Triton: every config of every case in sweep_cases.
 
 Run on a machine with a CUDA GPU, torch and triton (the device tool's H200):
     WAVETILE_SWEEP_BACKEND=triton python benchmarks/gpu/sweep.py OUT.csv [--split S] [--family F]
@@ -23,7 +23,7 @@ os.environ.setdefault("WAVETILE_SWEEP_BACKEND", "triton")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
-import sweep_kernels as sk  # noqa: E402
+import sweep_cases as sk  # noqa: E402
 
 FIELDS = ("case", "family", "split", "dtype", "shape", "config", "status", "ms", "ms_repeat", "rel_err", "error")
 WARMUP_MS, REP_MS = 10, 60

@@ -60,9 +60,9 @@ def test_stored_counters_are_what_the_compiler_gives_now():
     """Re-model one stored config: the counters file must describe the current compiler and profiler."""
     sys.path.insert(0, str(SWEEPS))
     import model_sweep
-    import sweep_kernels
+    import sweep_cases
 
-    case = next(c for c in sweep_kernels.cases() if c.name == "softmax_fp32_4096x1024")
+    case = next(c for c in sweep_cases.cases() if c.name == "softmax_fp32_4096x1024")
     case.configs = case.configs[2:3]
     fresh = model_sweep.model_case(case, "h200", seed=20261201)[0]
     stored = {}
