@@ -143,9 +143,9 @@ class _PerProgram:
     def __init__(self, counters: Counters, spec: MachineSpec, num_warps: int) -> None:
         n = max(1, counters.programs)
         self.tensor_cycles = _tensor_cycles(counters, spec, num_warps) / n
-        self.spilled = max(0, counters.registers_per_thread - register_budget(spec, num_warps))
+        spilled = max(0, counters.registers_per_thread - register_budget(spec, num_warps))
         # every spilled register goes to local memory and back, spill_traffic times per program
-        spill_instructions = self.spilled * spec.spill_traffic * num_warps
+        spill_instructions = spilled * spec.spill_traffic * num_warps
         pipes: dict[str, float] = {}
         for cls, count in counters.instructions.items():
             pipe = INSTRUCTION_CLASSES.get(cls, "alu")
