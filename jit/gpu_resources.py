@@ -56,3 +56,72 @@ def live_bytes(probes, live) -> int:
                 total += math.prod(shape) * (4 if dtype.is_ptr() else max(1, dtype.itemsize))  # i32 offsets
         most = max(most, total)
     return most
+
+
+_LOOPS = ("scf.for", "scf.while")
+
+
+def peak_live_bytes(func) -> int:
+    """Most bytes of tile values live at once in one program: a liveness sweep over the tile IR in program
+    order. A value lives from its definition to its last use; one used inside a loop but defined before it
+    lives through the whole loop (every iteration reads it), and a loop's carried values live through its
+    body. Pointer and 64-bit tiles take 8 bytes per element, masks 1; fp16 values pack two to a register.
+    This is what a register allocator must fit, before the compiler rematerialises anything."""
+    order: dict[int, int] = {}  # id(op) -> position in program order
+    spans: dict[int, tuple[int, int]] = {}  # id(loop op) -> (first, last) position of its body
+    parents: dict[int, list] = {}  # id(op) -> loops that enclose it, outermost first
+
+    def visit(ops, loops: list) -> None:
+        for op in ops:
+            order[id(op)] = len(order)
+            parents[id(op)] = loops
+            if op.regions:
+                inner = loops + [op] if op.name in _LOOPS else loops
+                for region in op.regions:
+                    visit(region.ops, inner)
+                spans[id(op)] = (order[id(op)], len(order) - 1)
+
+    visit(func.body.ops, [])
+    ranges: dict[int, list] = {}  # id(value) -> [value, first, last]
+
+    def define(value, at: int) -> None:
+        ranges[id(value)] = [value, at, at]
+
+    for op in func.walk():
+        at = order[id(op)]
+        for result in op.results:
+            define(result, spans.get(id(op), (at, at))[1] if op.regions else at)
+        for region in op.regions:
+            for arg in region.args:
+                ranges[id(arg)] = [arg, *spans[id(op)]]  # carried values: the whole body
+    for op in func.walk():
+        at = order[id(op)]
+        for value in op.operands:
+            entry = ranges.get(id(value))
+            if entry is None:
+                continue
+            last = at
+            for loop in parents[id(op)]:  # a use inside a loop the value was defined outside of
+                first, end = spans[id(loop)]
+                if entry[1] < first:
+                    last = max(last, end)
+                    break
+            entry[2] = max(entry[2], last)
+    events = []
+    for value, first, last in ranges.values():
+        size = _tile_bytes(value.type)
+        if size:
+            events += [(first, size), (last + 1, -size)]
+    live = most = 0
+    for _, change in sorted(events):
+        live += change
+        most = max(most, live)
+    return most
+
+
+def _tile_bytes(type_) -> int:
+    if not type_.shape:
+        return 0
+    dtype = type_.dtype
+    size = 8 if dtype.is_ptr() else 1 if dtype.is_bool() else max(1, dtype.itemsize)
+    return math.prod(type_.shape) * size

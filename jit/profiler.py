@@ -80,8 +80,8 @@ def profiled_launch(jit_fn, kernel, grid: tuple[int, int, int], runtime: list, *
     total = math.prod(grid)
     instrumented = _instrumented(jit_fn, kernel)
     start = time.perf_counter()
-    buffers, chosen = _run_instrumented(instrumented, grid, runtime, jit_fn.__name__, sample, spec, total,
-                                        every_program=_measured_fully(jit_fn.__name__))
+    strata, chosen = _run_instrumented(instrumented, grid, runtime, jit_fn.__name__, sample, spec, total,
+                                       every_program=_measured_fully(jit_fn.__name__))
     cpu = time.perf_counter() - start
     rest = None
     if chosen is not None and not _skips_rest(jit_fn.__name__):
@@ -90,7 +90,7 @@ def profiled_launch(jit_fn, kernel, grid: tuple[int, int, int], runtime: list, *
         rest = _background().submit(_timed, launcher.execute, kernel, grid, runtime, jit_fn.__name__, programs=others,
                                     threads=threads)
     try:
-        record = _record(jit_fn, kernel, grid, buffers, spec, chosen, total, cpu, shared_padding, runtime)
+        record = _record(jit_fn, kernel, grid, strata, spec, total, cpu, shared_padding, runtime)
     finally:
         rest_seconds = 0.0 if rest is None else rest.result()  # waits; re-raises a failure of those programs
     record.cpu_seconds += rest_seconds
@@ -137,9 +137,9 @@ def model_launch(jit_fn, grid, args: tuple, kwargs: dict, *, machine=None, sampl
         raise ValueError(f"{jit_fn.__name__}: cannot model an empty grid {grid}")
     spec = simulator.current_spec(machine)
     start = time.perf_counter()
-    buffers, chosen = _run_instrumented(kernel, grid3, runtime, jit_fn.__name__, sample, spec, total)
+    strata, _ = _run_instrumented(kernel, grid3, runtime, jit_fn.__name__, sample, spec, total)
     cpu = time.perf_counter() - start
-    result = _record(jit_fn, kernel, grid3, buffers, spec, chosen, total, cpu, shared_padding, runtime)
+    result = _record(jit_fn, kernel, grid3, strata, spec, total, cpu, shared_padding, runtime)
     if record:
         simulator.record_launch(result)
     return result
@@ -151,55 +151,73 @@ def _instrumented(jit_fn, kernel):
 
 
 def _run_instrumented(instrumented, grid, runtime, name: str, sample, spec: MachineSpec,
-                      total: int, every_program: bool = False) -> tuple[TraceBuffers, np.ndarray | None]:
-    """Run the programs to measure; returns the trace and the measured ids (None: all programs).
-    Automatic samples (sample=None) are planned from program 0's executions and trace (jit.sampling);
-    `every_program` measures them all with that plan's loop thinning (exact counts, bounded trace)."""
-    buffers = TraceBuffers(instrumented.probes)
-
-    def run(programs: np.ndarray) -> None:
+                      total: int, every_program: bool = False) -> tuple[list[tuple[TraceBuffers, int, float]],
+                                                                        np.ndarray | None]:
+    """Run the programs to measure; returns the strata of the sample, (trace, programs measured, programs each
+    stands for), and the measured ids (None: all programs). Automatic samples (sample=None) are planned from
+    program 0's executions and trace (jit.sampling); `every_program` measures them all with that plan's loop
+    thinning (exact counts, bounded trace)."""
+    def run(buffers: TraceBuffers, programs: np.ndarray) -> TraceBuffers:
         launcher.execute(instrumented, grid, runtime, name, programs=programs, instrumentation=buffers.address,
                          threads=1)
         if buffers.failed:
             raise RuntimeError(f"{name}: the trace buffer could not grow (out of memory?)")
+        return buffers
 
+    every = np.arange(total, dtype=np.int64)
     if sample is not None:
-        chosen = sampling.choose(total, sample, spec)
-        run(np.arange(total, dtype=np.int64) if chosen is None else chosen)
-        return buffers, chosen
-    run(np.zeros(1, dtype=np.int64))
-    traced = [(int(buffers.counts[p]), buffers.stream(p).shape[1]) for p, info in enumerate(buffers.probes)
-              if info["trace"] and buffers.counts[p]]
+        chosen = sampling.choose(total, sample, spec, row=grid[0])
+        if chosen is None:
+            return [(run(TraceBuffers(instrumented.probes), every), total, 1.0)], None
+        parts = [(chosen.first, 1.0), (chosen.rest, chosen.weight)]
+        return _measure(run, instrumented.probes, parts, 1), chosen.ids
+    first = run(TraceBuffers(instrumented.probes), every[:1])
+    traced = [(int(first.counts[p]), first.stream(p).shape[1]) for p, info in enumerate(first.probes)
+              if info["trace"] and first.counts[p]]
     stride, size = sampling.auto_plan(total, traced)
-    buffers.thin(stride)
+    first.thin(stride)
     if size >= total or every_program:
-        run(np.arange(1, total, dtype=np.int64))
-        return buffers, None
-    first = max(1, sampling.first_programs(size, spec))
-    more = np.concatenate([np.arange(1, first, dtype=np.int64), sampling.rest(first, total, size - first)])
-    run(more)
-    return buffers, np.concatenate([np.zeros(1, dtype=np.int64), more])
+        return [(run(first, every[1:]), total, 1.0)], None
+    chosen = sampling.split(total, size, spec, row=grid[0])
+    run(first, chosen.first[1:])
+    rest = _measure(run, instrumented.probes, [(chosen.rest, chosen.weight)], stride)
+    return [(first, chosen.first.size, 1.0)] + rest, chosen.ids
 
 
-def _record(jit_fn, kernel, grid, buffers: TraceBuffers, spec: MachineSpec, chosen, total: int, cpu: float,
-            shared_padding: int | None, runtime: list) -> LaunchRecord:
-    measured = total if chosen is None else len(chosen)
+def _measure(run, probes, parts: list[tuple[np.ndarray, float]], stride: int) -> list[tuple[TraceBuffers, int, float]]:
+    """Measure each stratum of a sample, (program ids, programs each stands for), into its own trace."""
+    strata = []
+    for ids, weight in parts:
+        if ids.size:
+            buffers = TraceBuffers(probes)
+            buffers.thin(stride)
+            strata.append((run(buffers, ids), int(ids.size), weight))
+    return strata
+
+
+def _record(jit_fn, kernel, grid, strata: list[tuple[TraceBuffers, int, float]], spec: MachineSpec, total: int,
+            cpu: float, shared_padding: int | None, runtime: list) -> LaunchRecord:
     padding = DEFAULT_SHARED_PADDING if shared_padding is None else int(shared_padding)
     device = DeviceAddresses(runtime)
-    touched: dict[str, list] = {"read": [], "write": []}
-    factor = total / measured
-    sampled = chosen is not None or buffers.stride > 1
-    totals, lines = analyze(buffers, spec, source_file(jit_fn), programs=measured,
-                            num_warps=kernel.options.num_warps, num_stages=kernel.options.num_stages,
-                            shared_padding=padding, device=device, touched=touched,
-                            cache=kernel.metadata.setdefault("profile_cache", {}),
-                            program_factor=factor if sampled else None)
-    if chosen is not None:
-        totals = sampling.scale(totals, factor, total)
-        lines = {key: sampling.scale(c, factor, 0) for key, c in lines.items()}
-    if sampled:  # (thinned loops: their sectors stand for up to `stride` times as many)
-        totals, lines = sampling.footprint_limit(totals, lines, touched, device.ranges, factor * buffers.stride,
-                                                 spec)
+    stride = strata[0][0].stride
+    sampled = len(strata) > 1 or strata[0][1] < total or stride > 1
+    totals, lines, touched = Counters(), {}, []
+    for buffers, measured, weight in strata:
+        seen: dict[str, list] = {"read": [], "write": []}
+        part, part_lines = analyze(buffers, spec, source_file(jit_fn), programs=measured,
+                                   num_warps=kernel.options.num_warps, num_stages=kernel.options.num_stages,
+                                   shared_padding=padding, device=device, touched=seen,
+                                   cache=kernel.metadata.setdefault("profile_cache", {}),
+                                   program_factor=weight if sampled else None)
+        if weight != 1.0:
+            part = sampling.scale(part, weight, int(round(measured * weight)))
+            part_lines = {key: sampling.scale(c, weight, 0) for key, c in part_lines.items()}
+        totals = totals + part
+        for key, c in part_lines.items():
+            lines[key] = lines[key] + c if key in lines else c
+        touched.append((seen, weight * stride))  # (thinned loops: their sectors stand for `stride` times as many)
+    if sampled:
+        totals, lines = sampling.footprint_limit(totals, lines, touched, device.ranges, spec)
     shown = tuple(grid[:max(1, max((i + 1 for i, g in enumerate(grid) if g != 1), default=1))])
     constexprs = {n: kernel.signature[n] for n in jit_fn.constexprs if n in kernel.signature}
     return LaunchRecord.build(jit_fn.__name__, shown, totals, machine=spec, cpu_seconds=cpu, constexprs=constexprs,
@@ -259,15 +277,16 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
     program_factor: for sampled launches, what the counters will be scaled by (simulator.LaunchCounters)."""
     probes, counts = buffers.probes, buffers.counts
     live = [p for p in range(len(probes)) if counts[p]]
+    device = device or DeviceAddresses()
+    dots = _dot_operands(buffers, live, device)
     key = (spec, num_warps, num_stages, shared_padding, file,
-           tuple((p, int(counts[p])) for p in live if not probes[p]["trace"]))
+           tuple((p, int(counts[p])) for p in live if not probes[p]["trace"]), tuple(sorted(dots.items())))
     cached = None if cache is None else cache.get(key)
     if cached is None:
-        cached = _static_counters(probes, live, counts, spec, file, num_warps, num_stages, shared_padding)
+        cached = _static_counters(probes, live, counts, spec, file, num_warps, num_stages, shared_padding, dots)
         if cache is not None:
             cache[key] = cached
     registers, shared_bytes, extra = cached
-    device = device or DeviceAddresses()
     rec = LaunchCounters(spec, programs=programs, num_warps=num_warps, num_stages=num_stages,
                          registers_per_thread=registers, shared_bytes_per_program=shared_bytes,
                          extrapolate=None if program_factor is None else (program_factor, device.ranges))
@@ -281,6 +300,9 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
                 touched["write" if info["op"] == "tile.store" else "read"].extend(r.sector_ids for r in results)
     # the longest chain of dependent loads: a load executed n times in a loop waits n round trips
     rec.memory_rounds(max((int(counts[p]) for p in live if probes[p]["op"] == "tile.load"), default=0))
+    # loads whose addresses come from other loads (gathers through a page table) wait for those first
+    rec.dependent_rounds(max((int(counts[p]) for p in live if probes[p]["op"] == "tile.load"
+                              and probes[p].get("indirect")), default=0))
     totals, lines = rec.finish()
     for line, counters in extra.items():
         lines[line] = lines.get(line, Counters()) + counters
@@ -288,7 +310,49 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
     return totals, lines
 
 
-def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, padding):
+def _dot_operands(buffers: TraceBuffers, live: list[int], device: DeviceAddresses) -> dict[int, str]:
+    """Per tl.dot probe, where its operands A and B come from, as "a,b" with each one of: "k" (loaded, its
+    K dim contiguous in memory), "mn" (loaded, another dim contiguous), "reg" (computed in registers) or "?"
+    (loaded, no dim contiguous). Warpgroup MMAs of 32- and 8-bit types read only K-major operands."""
+    probes = buffers.probes
+    found = {}
+    for p in live:
+        info = probes[p]
+        if info["op"] != "tile.dot" or "sources" not in info:
+            continue
+        flags = []
+        for position, source in enumerate(info["sources"][:2]):
+            if source is None:
+                flags.append("reg")
+                continue
+            load, transposed = source
+            order = _contiguous_dim(buffers, load, device)
+            rank = len(info["operands"][position][0])
+            if order is None or order < rank - 2:
+                flags.append("?")
+                continue
+            if transposed:
+                order = (rank - 1) + (rank - 2) - order
+            k_dim = rank - 1 if position == 0 else rank - 2
+            flags.append("k" if order == k_dim else "mn")
+        found[p] = ",".join(flags)
+    return found
+
+
+def _contiguous_dim(buffers: TraceBuffers, probe: int, device: DeviceAddresses) -> int | None:
+    """The dim of a traced load's tile along which its first record's addresses run contiguously."""
+    parts = [part for part in buffers.stream_parts(probe) if len(part)]
+    info = buffers.probes[probe]
+    if not parts or not info["operands"]:
+        return None
+    shape = tuple(info["operands"][0][0])
+    itemsize = parse_ir_type(info["operands"][0][1]).element_ty.itemsize
+    head = device(parts[0][:1, 1:1 + math.prod(shape)])
+    dim = _fastest_last(head, shape, itemsize)[-1] if shape else 0
+    return dim if len(shape) and shape[dim] > 1 and _contiguous(head, shape, dim, itemsize) else None
+
+
+def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, padding, dots=None):
     """(registers per thread, shared bytes per program, per-line counters of the non-memory ops)."""
     shared_bytes = gpu_resources.shared_bytes(probes, live, spec, num_warps, num_stages, padding)
     registers = simulator.estimate_registers(gpu_resources.live_bytes(probes, live), num_warps, spec)
@@ -297,7 +361,7 @@ def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, pa
     for p in live:
         info = probes[p]
         if not info["trace"]:
-            found = _compute(info, int(counts[p]), spec, num_warps, padding, dot_shapes)
+            found = _compute(info, int(counts[p]), spec, num_warps, padding, dot_shapes, (dots or {}).get(p, ""))
             if found is not None:
                 line = (file, int(info["line"] or 0))
                 extra[line] = extra.get(line, Counters()) + found
@@ -408,16 +472,17 @@ def _numel(entry: list) -> int:
 
 
 def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding: int,
-             dot_shapes: set = frozenset()) -> Counters | None:
+             dot_shapes: set = frozenset(), operands: str = "") -> Counters | None:
     """Counters of a non-memory op executed `execs` times by the measured programs.
-    dot_shapes: result shapes of the kernel's dots (values of that shape live in the MMA layout)."""
+    dot_shapes: result shapes of the kernel's dots (values of that shape live in the MMA layout);
+    operands: for a dot, where its operands come from (_dot_operands)."""
     name = info["op"]
     out = info["results"][0] if info["results"] else (info["operands"][0] if info["operands"] else [[], "i32"])
     numel = _numel(out)
     dtype = parse_ir_type(out[1])
     per = _warp_instructions(numel, num_warps, spec)
     if name == "tile.dot":
-        return _dot(info, execs, spec, num_warps)
+        return _dot(info, execs, spec, num_warps, operands)
     if name in ("tile.reduce", "tile.scan"):
         return _reduction(info, execs, spec, num_warps, dot_shapes)
     if name == "tile.permute":
@@ -460,7 +525,7 @@ def _class(name: str, _unused, dtype) -> str:
     return _CLS.get(cls, "other")
 
 
-def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int) -> Counters:
+def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int, operands: str = "") -> Counters:
     (a_shape, a_type), (b_shape, _), _acc = info["operands"]
     *batch, m, k = a_shape
     n = b_shape[-1]
@@ -477,7 +542,7 @@ def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int) -> Counters:
     writes, reads, _ = shared_model.dot(m, n, k, max(1, dtype.itemsize), num_warps, spec.warp_size, batches)
     if spec.async_mma(batches * m, num_warps) and key not in ("fp32", "fp64"):
         reads = []  # warpgroup MMAs read the staged operands straight from shared memory
-    tile = f"{key}:{batches * m}:{n}:{k}"
+    tile = f"{key}:{batches * m}:{n}:{k}" + (f":{operands}" if operands else "")
     return (Counters(tensor_flops={key: flops}, tensor_tiles={tile: flops}, barriers=execs * num_warps)
             + _times(_shared(writes + reads, spec), execs))
 

@@ -1,13 +1,16 @@
 """Sampling for modeling big grids: which programs to run with counters, and scaling the counts up.
 
-A launch of P programs is modeled from S of them when its trace would be large: the first programs
-in launch order (the start of the first wave: they share the L2, so their reuse is realistic) plus a
-seeded random sample of the rest (tails, boundary programs), in launch order. The automatic mode
+A launch of P programs is modeled from S of them when its trace would be large, in two strata: the
+first F programs in launch order (the start of the first wave: they share the L2, so their reuse is
+realistic), each standing for itself, and a seeded stratified draw of R from the rest, each standing
+for (P - F) / R programs. The draw takes one program from each of R equal slices of launch order and
+spreads their first-axis coordinates evenly, so grids whose work varies along an axis (causal
+attention, padded MoE grids whose later programs exit at once) are not judged by their start. The automatic mode
 (sample=None) measures program 0, sizes the sample from its executions and trace (auto_plan), thins
 long loops' traces to every stride-th iteration when needed, then measures the rest. The plan depends
 only on the kernel and the grid, never on timing, so a modeled time is reproducible on any host.
 sample=True uses a fixed size for grids over AUTO_EXACT.
-Counts measured on S programs are scaled by P / S (additive fields; configuration fields stay), DRAM
+Each stratum's counts are scaled by its weight (additive fields; configuration fields stay), DRAM
 traffic is capped by the launch's extrapolated footprint when it fits in the L2 (footprint_limit),
 and the record is marked `sampled`, which every profile table shows with '~'.
 benchmarks/bench_sampling.py measures the error against full runs.
@@ -16,6 +19,7 @@ benchmarks/bench_sampling.py measures the error against full runs.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,7 +37,7 @@ SEED = 0
 TRACE_SHARE = 1 / 512
 MIN_WORDS = 1 << 15
 WORD_BUDGET = 1 << 18
-MIN_PROGRAMS = 2
+MIN_PROGRAMS = 16
 
 
 def auto_plan(programs: int, per_program: list[tuple[int, int]]) -> tuple[int, int]:
@@ -51,20 +55,50 @@ def auto_plan(programs: int, per_program: list[tuple[int, int]]) -> tuple[int, i
     return stride, min(programs, max(MIN_PROGRAMS, budget // max(1, words(stride))))
 
 
+@dataclass(frozen=True)
+class Sample:
+    """The programs a sampled launch measures: `first` each stands for itself, `rest` for `weight` each."""
+
+    first: np.ndarray
+    rest: np.ndarray
+    total: int
+
+    @property
+    def ids(self) -> np.ndarray:
+        return np.concatenate([self.first, self.rest])
+
+    @property
+    def weight(self) -> float:
+        return (self.total - self.first.size) / self.rest.size if self.rest.size else 0.0
+
+
 def first_programs(size: int, spec: MachineSpec) -> int:
-    """Programs of a sample taken from the start of the launch (the rest are random)."""
+    """Programs of a sample taken from the start of the launch (the rest are drawn from the others)."""
     return max(1, min(size // 2, spec.units))
 
 
-def rest(first: int, programs: int, count: int, seed: int = SEED) -> np.ndarray:
-    """`count` seeded random program ids from [first, programs), sorted."""
+def rest(first: int, programs: int, count: int, seed: int = SEED, row: int = 1) -> np.ndarray:
+    """`count` program ids from [first, programs), sorted: one from each of `count` equal slices of launch
+    order, at a seeded random place; `row` (the grid's first-axis extent) spreads the picks' first-axis
+    coordinates evenly over [0, row) where a slice holds the program with the coordinate it is given."""
     count = max(0, min(count, programs - first))
     rng = np.random.default_rng(seed)
-    return np.sort(rng.choice(np.arange(first, programs), size=count, replace=False)).astype(np.int64)
+    edges = first + np.arange(count + 1, dtype=np.int64) * (programs - first) // max(1, count)
+    low, high = edges[:-1], edges[1:]
+    picks = low + (rng.random(count) * (high - low)).astype(np.int64)
+    if row > 1 and count:
+        coords = ((np.arange(count) + rng.random(count)) * row / count).astype(np.int64)
+        rng.shuffle(coords)
+        for shift in (0, row, -row):
+            moved = picks - picks % row + coords + shift
+            fits = (moved >= low) & (moved < high) & (picks % row != coords)
+            picks = np.where(fits, moved, picks)
+    return np.sort(picks)
 
 
-def choose(programs: int, sample: int | bool | None, spec: MachineSpec, seed: int = SEED) -> np.ndarray | None:
-    """Linear program ids to run with counters (sorted, launch order), or None for all of them."""
+def choose(programs: int, sample: int | bool | None, spec: MachineSpec, seed: int = SEED,
+           row: int = 1) -> Sample | None:
+    """The programs to run with counters, or None for all of them; `row`: the grid's first-axis extent."""
     if sample is False or sample is None or sample is True and programs <= AUTO_EXACT:
         return None
     if sample is True:
@@ -75,8 +109,13 @@ def choose(programs: int, sample: int | bool | None, spec: MachineSpec, seed: in
             raise ValueError(f"sample must be a positive number of programs, got {sample}")
     if size >= programs:
         return None
+    return split(programs, size, spec, seed, row)
+
+
+def split(programs: int, size: int, spec: MachineSpec, seed: int = SEED, row: int = 1) -> Sample:
+    """A sample of `size` of `programs`: the first programs of the launch, then a stratified draw."""
     first = first_programs(size, spec)
-    return np.concatenate([np.arange(first, dtype=np.int64), rest(first, programs, size - first, seed)])
+    return Sample(np.arange(first, dtype=np.int64), rest(first, programs, size - first, seed, row), programs)
 
 
 def scale(counters: Counters, factor: float, programs: int) -> Counters:
@@ -89,29 +128,28 @@ def scale(counters: Counters, factor: float, programs: int) -> Counters:
     return scaled
 
 
-def footprint_bytes(sectors: list[np.ndarray], ranges: tuple[np.ndarray, np.ndarray], factor: float,
+def footprint_bytes(groups: list[tuple[list[np.ndarray], float]], ranges: tuple[np.ndarray, np.ndarray],
                     sector_bytes: int) -> int:
-    """Distinct bytes the whole launch touches, extrapolated from a sample: per buffer, the sample's
-    distinct sectors times `factor`, at most the buffer itself."""
-    if not sectors or not sum(s.size for s in sectors):
-        return 0
-    ordered = np.sort(np.concatenate(sectors))
-    keep = np.empty(ordered.size, dtype=bool)
-    keep[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
-    addresses = ordered[keep] * sector_bytes
+    """Distinct bytes the whole launch touches, extrapolated from a sample's strata (each stratum's sector ids
+    and what each of its programs stands for): per buffer, each stratum's distinct sectors times its factor,
+    at most the buffer itself."""
     starts, ends = ranges
-    which = np.searchsorted(starts, addresses, side="right") - 1 if starts.size else np.full(addresses.size, -1)
-    inside = which >= 0
-    inside[inside] &= addresses[inside] < ends[which[inside]]
-    total = float(np.count_nonzero(~inside)) * factor * sector_bytes
-    counts = np.bincount(which[inside], minlength=starts.size)
+    total, counts = 0.0, np.zeros(starts.size)
+    for sectors, factor in groups:
+        if not sectors or not sum(s.size for s in sectors):
+            continue
+        addresses = np.unique(np.concatenate(sectors)) * sector_bytes
+        which = np.searchsorted(starts, addresses, side="right") - 1 if starts.size else np.full(addresses.size, -1)
+        inside = which >= 0
+        inside[inside] &= addresses[inside] < ends[which[inside]]
+        total += float(np.count_nonzero(~inside)) * factor * sector_bytes
+        counts += np.bincount(which[inside], minlength=starts.size) * factor
     for b in np.flatnonzero(counts):
-        total += min(counts[b] * factor * sector_bytes, -(-(ends[b] - starts[b]) // sector_bytes) * sector_bytes)
+        total += min(counts[b] * sector_bytes, -(-(ends[b] - starts[b]) // sector_bytes) * sector_bytes)
     return int(total)
 
 
-def footprint_limit(totals: Counters, lines: dict, touched: dict[str, list], ranges, factor: float,
+def footprint_limit(totals: Counters, lines: dict, touched: list[tuple[dict[str, list], float]], ranges,
                     spec: MachineSpec) -> tuple[Counters, dict]:
     """Cap scaled DRAM traffic by the launch's extrapolated footprint when that fits in the L2.
 
@@ -119,8 +157,8 @@ def footprint_limit(totals: Counters, lines: dict, touched: dict[str, list], ran
     so its misses, scaled, overstate DRAM traffic; but when the data the launch touches fits in the
     L2, each sector comes from DRAM at most once. L2 misses shrink in proportion (they become hits).
     """
-    caps = {"dram_read_bytes": footprint_bytes(touched.get("read", []), ranges, factor, spec.sector_bytes),
-            "dram_write_bytes": footprint_bytes(touched.get("write", []), ranges, factor, spec.sector_bytes)}
+    caps = {f"dram_{kind}_bytes": footprint_bytes([(t.get(kind, []), f) for t, f in touched], ranges, spec.sector_bytes)
+            for kind in ("read", "write")}
     if sum(caps.values()) > spec.l2_bytes:
         return totals, lines
     ratios = {}

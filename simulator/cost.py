@@ -12,12 +12,16 @@ on one unit, in cycles (per-program counts are launch totals / programs):
     issue    max(b * max_pipe I_pipe * warp_size / lanes_pipe,
                  b * I / (schedulers * min(1, A / schedulers * warp_issue_ipc)),
                  I / num_warps / warp_issue_ipc)        (one warp alone stalls on its dependences)
-    shared   b * wavefronts / shared_wavefronts_per_clk
+    shared   b * (wavefronts / shared_wavefronts_per_clk + T * mma_transpose_cycles); T = elements of dot
+             operands of a K-major-only type (mma_kmajor_types: warpgroup MMAs read them only K-major) that
+             lie MN-major in memory, transposed through registers into shared memory at every execution
     l2       b * (sectors * sector_bytes + spill bytes) / (l2_bytes_per_s / clock / active_units)
     dram     b * dram_bytes / (dram_bytes_per_s * dram_efficiency / clock / active_units)
-    latency  (1 + rounds / overlap) * L + barriers_per_warp * (barrier_cycles + exchange_cycles); rounds = the longest
-             chain of dependent loads, overlap = num_stages - 1 for loops (software pipelining keeps
-             that many iterations of loads in flight), L = h * l2_latency + (1 - h) * mem_latency
+    latency  (1 + (rounds - dep) / overlap + dep) * L + barriers_per_warp * (barrier_cycles + exchange_cycles);
+             rounds = the longest chain of dependent loads, dep = the round trips of loads whose addresses
+             are loaded values (a page-table gather: never fetched ahead), overlap = num_stages - 1 for
+             loops (software pipelining keeps that many iterations of loads in flight),
+             L = h * l2_latency + (1 - h) * mem_latency
     atomics  b * (atomic_ops / atomic_ops_per_clk + atomic_serialized * atomic_serial_cycles)
 
 where A = b * num_warps resident warps and I counts warp instructions (memory ones included). A
@@ -142,10 +146,14 @@ class _PerProgram:
 
     def __init__(self, counters: Counters, spec: MachineSpec, num_warps: int) -> None:
         n = max(1, counters.programs)
-        self.tensor_cycles = _tensor_cycles(counters, spec, num_warps) / n
+        tensor, transposed = _tensor_cycles(counters, spec, num_warps)
+        self.tensor_cycles = tensor / n
+        self.transpose_cycles = transposed * spec.mma_transpose_cycles / n
         spilled = max(0, counters.registers_per_thread - register_budget(spec, num_warps))
-        # every spilled register goes to local memory and back, spill_traffic times per program
-        spill_instructions = spilled * spec.spill_traffic * num_warps
+        # every spilled register goes to local memory and back spill_traffic times per iteration of the
+        # program's main loop (an accumulator that does not fit is stored and reloaded at every step)
+        iterations = max(1.0, counters.memory_rounds / n)
+        spill_instructions = spilled * spec.spill_traffic * num_warps * iterations
         pipes: dict[str, float] = {}
         for cls, count in counters.instructions.items():
             pipe = INSTRUCTION_CLASSES.get(cls, "alu")
@@ -161,7 +169,10 @@ class _PerProgram:
         # one warp alone issues warp_issue_ipc instructions per clock (its dependent chains stall it)
         self.warp_chain_cycles = self.instructions / num_warps / spec.warp_issue_ipc
         self.wavefronts = counters.shared_wavefronts / n
-        self.l2_bytes = counters.global_sectors * spec.sector_bytes / n + spill_instructions * spec.warp_size * 4
+        self.spill_bytes = spill_instructions * spec.warp_size * 4
+        self.spill_footprint = spilled * 4 * num_warps * spec.warp_size  # local memory one program keeps
+        self.shared_per_program = counters.shared_bytes_per_program
+        self.l2_bytes = counters.global_sectors * spec.sector_bytes / n + self.spill_bytes
         self.dram_bytes = counters.dram_bytes / n
         self.atomic_cycles = (counters.atomic_ops / spec.atomic_ops_per_clk
                               + counters.atomic_serialized * spec.atomic_serial_cycles) / n
@@ -174,23 +185,34 @@ class _PerProgram:
         barriers_per_warp = counters.barriers / n / num_warps
         hit = counters.l2_hit_rate
         round_trip = hit * spec.l2_latency_cycles + (1 - hit) * spec.mem_latency_cycles
-        self.latency_cycles = ((1 + rounds / overlap) * round_trip
+        # a load whose address is a loaded value cannot be fetched ahead with it: its round trip stays exposed
+        dependent = counters.dependent_rounds / n
+        self.latency_cycles = ((1 + (rounds - dependent) / overlap + dependent) * round_trip
                                + barriers_per_warp * (spec.barrier_cycles + spec.exchange_cycles))
 
 
-def _tensor_cycles(counters: Counters, spec: MachineSpec, num_warps: int) -> float:
-    """Tensor-core cycles of the launch's dots, by the matrix instruction each tile shape can use.
+def _tensor_cycles(counters: Counters, spec: MachineSpec, num_warps: int) -> tuple[float, float]:
+    """Tensor-core cycles of the launch's dots, by the matrix instruction each tile shape can use, and the
+    elements of operands that must be transposed on their way to shared memory.
 
-    Tiles that can issue warpgroup MMAs (spec.async_mma) run at the full rate; others issue warp-level
-    MMAs at mma_sync_fraction of it. fp32 operands without TF32 use the SIMT rate either way."""
+    Tiles that can issue warpgroup MMAs (spec.async_mma) run at the full rate, others issue warp-level MMAs at
+    mma_sync_fraction. An operand of a K-major-only type (mma_kmajor_types) laid out MN-major in memory is
+    transposed through registers into shared memory at every execution, mma_transpose_cycles per element.
+    fp32 operands without TF32 use the SIMT rate either way."""
     tiles = counters.tensor_tiles or {f"{d}:0:0:0": f for d, f in counters.tensor_flops.items()}
-    cycles = 0.0
+    cycles, transposed = 0.0, 0.0
     for key, flops in tiles.items():
-        dtype, rows = key.split(":")[0], int(key.split(":")[1])
+        dtype, rows, cols, depth, *rest = key.split(":") + ["0"] * (3 - key.count(":"))
+        operands = rest[0].split(",") if rest else []
         rate = spec.tensor_rate(dtype) * spec.tensor_efficiency
-        asynchronous = rows == 0 or dtype in ("fp32", "fp64") or spec.async_mma(rows, num_warps)
-        cycles += flops / (rate if asynchronous else rate * spec.mma_sync_fraction)
-    return cycles
+        if dtype not in ("fp32", "fp64") and int(rows) and not spec.async_mma(int(rows), num_warps):
+            rate *= spec.mma_sync_fraction
+        elif dtype in spec.mma_kmajor_types and int(rows):
+            executions = flops / (2 * int(rows) * int(cols) * int(depth))
+            sizes = (int(rows) * int(depth), int(depth) * int(cols))  # A is M x K, B is K x N
+            transposed += executions * sum(size for size, where in zip(sizes, operands) if where == "mn")
+        cycles += flops / rate
+    return cycles, transposed
 
 
 def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: int,
@@ -200,12 +222,17 @@ def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: in
     l2_per_clk = spec.l2_bytes_per_s / spec.clock_hz / units
     dram_per_clk = spec.dram_bytes_per_s * spec.dram_efficiency / spec.clock_hz / units
     issue_rate = spec.issue_schedulers * min(1.0, warps / spec.issue_schedulers * spec.warp_issue_ipc)
+    # spilled registers live in the unit's L1 while the resident programs' local memory fits beside their
+    # shared memory; the rest goes out through the L2 to DRAM
+    free = max(0.0, spec.local_cache_bytes - per_unit * p.shared_per_program)
+    resident = per_unit * p.spill_footprint
+    spill_dram = p.spill_bytes * (1 - min(1.0, free / resident)) if resident else 0.0
     return {
         "tensor": per_unit * p.tensor_cycles * spec.tensor_subcores / min(spec.tensor_subcores, warps),
         "issue": max(per_unit * p.pipe_cycles, per_unit * p.instructions / issue_rate, p.warp_chain_cycles),
-        "shared": per_unit * p.wavefronts / spec.shared_wavefronts_per_clk,
+        "shared": per_unit * (p.wavefronts / spec.shared_wavefronts_per_clk + p.transpose_cycles),
         "l2": per_unit * p.l2_bytes / l2_per_clk,
-        "dram": per_unit * p.dram_bytes / dram_per_clk,
+        "dram": per_unit * (p.dram_bytes + spill_dram) / dram_per_clk,
         "latency": p.latency_cycles,
         "atomics": per_unit * p.atomic_cycles,
     }

@@ -39,8 +39,9 @@ class Counters:
     Fields (all counts are summed over every program of the launch):
       instructions            warp instructions executed, by class of INSTRUCTION_CLASSES
       tensor_flops            tl.dot FLOPs (2*M*N*K), by operand dtype ("fp16", "bf16", "tf32", ...)
-      tensor_tiles            the same FLOPs by instruction shape "dtype:M:N:K" of the tile dot (which matrix
-                              instruction a GPU lowering can use depends on M and the warps)
+      tensor_tiles            the same FLOPs by instruction shape "dtype:M:N:K[:a,b]" of the tile dot (which matrix
+                              instruction a GPU lowering can use depends on M, the warps and, for 32- and 8-bit
+                              types, on A and B being K-major; a, b: k, mn, reg or ?, see jit.profiler)
       simt_flops              floating-point lane operations of active lanes (FMA = 2), outside tl.dot
       load_requests           global load requests (one per 32-lane transaction group with an active lane)
       load_sectors            distinct 32-B sectors per load request, summed
@@ -63,6 +64,8 @@ class Counters:
       barriers                barrier instructions executed, counted per warp
       memory_rounds           dependent global-memory round trips on the programs' critical paths,
                               after software pipelining (0 = unknown; the model then estimates)
+      dependent_rounds        round trips of loads whose addresses are loaded values (a page-table gather),
+                              which wait for the load they depend on
       programs                programs (workgroups) executed
       num_warps, num_stages   launch configuration (max when added)
       registers_per_thread    compiler's register demand per thread, before any cap (0 = unknown; max when
@@ -99,6 +102,7 @@ class Counters:
     atomic_max_multiplicity: int = field(default=0, metadata=_MAX)
     barriers: int = 0
     memory_rounds: int = 0
+    dependent_rounds: int = 0
     programs: int = 0
     num_warps: int = field(default=0, metadata=_MAX)
     num_stages: int = field(default=0, metadata=_MAX)

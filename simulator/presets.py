@@ -32,6 +32,7 @@ H200 = {
     "register_alloc_unit": (256, "H", "registers allocated per warp in units of 256 (BPG §11.1.1)"),
     "shared_bytes_per_unit": (233472, "H", "measured 228 KiB"),
     "shared_bytes_per_program_max": (232448, "H", "measured 227 KiB opt-in"),
+    "local_cache_bytes": (262144, "H", "256 KB combined L1 data cache / shared memory per SM (Hopper whitepaper)"),
     "shared_reserved_per_program": (1024, "H", "measured 1 KiB reserved per block"),
     "shared_banks": (32, "H", "BPG §9.2.3.1"),
     "shared_bank_bytes": (4, "H", "BPG §9.2.3.1"),
@@ -72,6 +73,11 @@ H200 = {
                         "num_warps % 4 == 0"),
     "mma_async_warps": (4, "H", "a warpgroup is 4 consecutive warps (PTX ISA)"),
     "mma_sync_fraction": (0.45, "L", "mma.sync rate relative to wgmma; fitted on the calibration sweep"),
+    "mma_kmajor_types": (("tf32", "fp8", "int8"), "H", "PTX ISA wgmma: MN-major (transposed) shared-memory operands "
+                         "only for 16-bit types; Triton 3.6 still issues wgmma for MN-major TF32 (TTGIR, "
+                         "h200_compile_facts.jsonl) with twice the registers"),
+    "mma_transpose_cycles": (1.0, "L", "fitted on the calibration sweep: matmul_fp32 with B row-major runs at about "
+                             "one B element per clock per SM whatever BLOCK_M (B stored [N, K]: 3-3.5x faster)"),
     "warp_issue_ipc": (0.4, "L", "dependent-instruction issue of one warp; fitted on the calibration sweep"),
     "spill_traffic": (1.0, "L", "local-memory round trips per spilled register; fitted on the calibration sweep"),
     "exchange_cycles": (250.0, "L", "a cross-warp exchange on a program's critical path; fitted on the calibration "
@@ -98,6 +104,7 @@ MTT_S5000 = {
     "register_alloc_unit": (256, "assumed", "not published; NVIDIA's 256 per warp"),
     "shared_bytes_per_unit": (196608, "H", "musaInfo sharedMemPerMultiprocessor"),
     "shared_bytes_per_program_max": (196608, "H", "musaInfo sharedMemPerBlock; FlagTree static limit"),
+    "local_cache_bytes": (262144, "assumed", "not published; the H200's 256 KB L1 + shared per SM"),
     "shared_reserved_per_program": (0, "L", "per-block limit equals the per-MP size, so none reserved"),
     "shared_banks": (32, "assumed", "bank geometry not published; 32 x 4 B default (research §3.2)"),
     "shared_bank_bytes": (4, "assumed", "bank geometry not published; 32 x 4 B default"),
@@ -131,6 +138,8 @@ MTT_S5000 = {
     "mma_async_min_m": (64, "assumed", "MUSA's 4-warp 'warp squad' MMA assumed to need 64-row tiles like wgmma"),
     "mma_async_warps": (4, "L", "128-thread warp squads feed the tensor core engine"),
     "mma_sync_fraction": (0.45, "assumed", "H200's fitted value"),
+    "mma_kmajor_types": (("tf32", "fp8", "int8"), "assumed", "not published; the H200's (PTX) rule"),
+    "mma_transpose_cycles": (1.0, "assumed", "H200's fitted value"),
     "warp_issue_ipc": (0.4, "assumed", "H200's fitted value"),
     "spill_traffic": (1.0, "assumed", "H200's fitted value"),
     "exchange_cycles": (250.0, "assumed", "H200's fitted value"),
@@ -155,6 +164,7 @@ MTT_S4000 = {
     "register_alloc_unit": (256, "assumed", "not published"),
     "shared_bytes_per_unit": (131072, "assumed", "not published; 128 KiB, above the per-block limit"),
     "shared_bytes_per_program_max": (73728, "H", "FlagTree static shared limit for mp_22 (72 KiB)"),
+    "local_cache_bytes": (131072, "assumed", "not published; taken equal to shared_bytes_per_unit"),
     "shared_reserved_per_program": (0, "assumed", "not published"),
     "shared_banks": (32, "assumed", "bank geometry not published; 32 x 4 B default"),
     "shared_bank_bytes": (4, "assumed", "bank geometry not published"),
@@ -188,6 +198,8 @@ MTT_S4000 = {
     "mma_async_min_m": (0, "assumed", "no asynchronous MMA path known on mp_22"),
     "mma_async_warps": (4, "L", "128-thread warp squads feed the tensor core engine"),
     "mma_sync_fraction": (0.45, "assumed", "H200's fitted value"),
+    "mma_kmajor_types": (("tf32", "fp8", "int8"), "assumed", "not published; the H200's (PTX) rule"),
+    "mma_transpose_cycles": (1.0, "assumed", "H200's fitted value"),
     "warp_issue_ipc": (0.4, "assumed", "H200's fitted value"),
     "spill_traffic": (1.0, "assumed", "H200's fitted value"),
     "exchange_cycles": (250.0, "assumed", "H200's fitted value"),

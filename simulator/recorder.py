@@ -104,6 +104,10 @@ class LaunchCounters:
         """Dependent global round trips on the programs' critical paths (summed over programs)."""
         self.config.memory_rounds += rounds
 
+    def dependent_rounds(self, rounds: int) -> None:
+        """Round trips of loads whose addresses come from other loads (summed over programs)."""
+        self.config.dependent_rounds += rounds
+
     def finish(self) -> tuple[Counters, dict[LineKey, Counters]]:
         """Run the L2 on the launch's sector stream and return (launch totals, per-line counters)."""
         if self.l2 is not None and self._stream:

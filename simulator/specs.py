@@ -52,6 +52,7 @@ class MachineSpec:
     register_alloc_unit: int
     # shared memory
     shared_bytes_per_unit: int
+    local_cache_bytes: int  # L1 data cache and shared memory of one unit together (spills are cached there)
     shared_bytes_per_program_max: int
     shared_reserved_per_program: int
     shared_banks: int
@@ -77,6 +78,8 @@ class MachineSpec:
     mma_async_min_m: int  # rows per warpgroup MMA (0: no asynchronous MMA path)
     mma_async_warps: int  # warps that issue one asynchronous MMA together
     mma_sync_fraction: float  # rate of warp-level MMAs relative to tensor_flops_per_clk
+    mma_kmajor_types: tuple[str, ...]  # operand types asynchronous MMAs read only K-major from shared memory
+    mma_transpose_cycles: float  # cycles per element to transpose an MN-major operand of those types
     fp32_flops_per_clk: float
     simt_lanes_per_clk: Mapping[str, float]
     # atomics, barriers, launch
@@ -204,7 +207,7 @@ def _show(value: object) -> str:
 _POSITIVE = (
     "units", "clock_hz", "warp_size", "max_threads_per_program", "max_warps_per_unit",
     "max_programs_per_unit", "issue_schedulers", "registers_per_unit", "registers_per_program",
-    "max_registers_per_thread", "register_alloc_unit", "shared_bytes_per_unit", "shared_banks",
+    "max_registers_per_thread", "register_alloc_unit", "shared_bytes_per_unit", "local_cache_bytes", "shared_banks",
     "shared_bank_bytes", "shared_wavefronts_per_clk", "transaction_lanes", "sector_bytes", "l2_bytes",
     "l2_line_bytes", "l2_ways", "l2_bytes_per_s", "dram_bytes_per_s", "dram_efficiency",
     "dram_atom_bytes", "mem_latency_cycles", "l2_latency_cycles", "loads_in_flight_per_warp", "tensor_efficiency",

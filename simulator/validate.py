@@ -215,13 +215,17 @@ def report(groups: list[Group], spec: MachineSpec, out=None) -> dict[str, dict[s
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--machine", default="h200")
-    parser.add_argument("--measured", type=Path, default=DATA / "h200_sweep.csv")
+    parser.add_argument("--measured", type=Path, action="append",
+                        help="sweep CSVs (default: h200_sweep.csv, and h200_holdout.csv for --split holdout)")
     parser.add_argument("--modeled", type=Path, default=DATA / "h200_counters.jsonl")
-    parser.add_argument("--split", choices=("calibration", "validation", "all"), default="validation")
+    parser.add_argument("--split", choices=("calibration", "validation", "holdout", "all"), default="validation",
+                        help="holdout: kernels measured once and never looked at while the model was built")
     parser.add_argument("--family", action="append", help="only these families")
     parser.add_argument("--case", action="append", help="only these groups")
     opts = parser.parse_args(argv)
-    groups = [g for g in load(opts.measured, opts.modeled)
+    measured = opts.measured or [DATA / "h200_sweep.csv"] + ([DATA / "h200_holdout.csv"] if opts.split in
+                                                             ("holdout", "all") else [])
+    groups = [g for path in measured for g in load(path, opts.modeled)
               if (opts.split == "all" or g.split == opts.split) and (not opts.family or g.family in opts.family)
               and (not opts.case or g.case in opts.case)]
     if not groups:

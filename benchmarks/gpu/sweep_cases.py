@@ -16,10 +16,14 @@ from sweep_kernels import (
     add_kernel,
     attention_kernel,
     colsum_kernel,
+    cumsum_kernel,
+    gelu_tanh_kernel,
     layernorm_kernel,
+    logsumexp_kernel,
     matmul_kernel,
     paged_decode_kernel,
     rmsnorm_kernel,
+    rope_kernel,
     rowsum_kernel,
     softmax_kernel,
     swiglu_kernel,
@@ -109,19 +113,21 @@ SKINNY_CONFIGS = _grid_configs({"BLOCK_M": [16, 32, 64], "BLOCK_N": [32, 64, 128
                                keep=lambda c: c["BLOCK_N"] * c["BLOCK_K"] <= 128 * 256)
 
 
-def matmul_case(name, split, m, n, k, dtype, configs):
+def matmul_case(name, split, m, n, k, dtype, configs, b_kmajor=False):
+    """C = A @ B; b_kmajor stores B as [N, K] (a linear layer's weight: C = A @ W.T)."""
     def inputs(rng):
-        return {"a": _rand(rng, (m, k), dtype), "b": _rand(rng, (k, n), dtype),
+        return {"a": _rand(rng, (m, k), dtype), "b": _rand(rng, (n, k) if b_kmajor else (k, n), dtype),
                 "c": np.empty((m, n), dtype=_np_dtype(dtype))}
 
     def args(x, cfg):
-        return (x["a"], x["b"], x["c"], m, n, k, k, 1, n, 1, n, 1)
+        b_strides = (1, k) if b_kmajor else (n, 1)
+        return (x["a"], x["b"], x["c"], m, n, k, k, 1, *b_strides, n, 1)
 
     def grid(cfg):
         return (math.ceil(m / cfg["BLOCK_M"]) * math.ceil(n / cfg["BLOCK_N"]),)
 
     def reference(x):
-        return {"c": _f32(x["a"]) @ _f32(x["b"])}
+        return {"c": _f32(x["a"]) @ (_f32(x["b"]).T if b_kmajor else _f32(x["b"]))}
 
     size = 2 if dtype != "fp32" else 4
     return Case("matmul", name, split, matmul_kernel, {"M": m, "N": n, "K": k}, dtype, configs, inputs, ("c",),
@@ -391,7 +397,7 @@ def lib_swiglu_case(name, split, m, n, k, dtype):
 
 
 def cases() -> list[Case]:
-    """Every case of the sweep, calibration and validation shapes of each family."""
+    """Every case of the sweep: calibration and validation shapes of each family, then the held-out kernels."""
     c, v = "calibration", "validation"
     return [
         matmul_case("matmul_fp16_2048", c, 2048, 2048, 2048, "fp16", MATMUL_CONFIGS),
@@ -434,6 +440,9 @@ def cases() -> list[Case]:
         paged_decode_case("decode_bf16_b8_h16_d128", v, 8, 16, 2, 128, 4096, "bf16"),
         paged_decode_case("decode_fp16_b64_h32_d64", v, 64, 32, 4, 64, 1024, "fp16"),
         matmul_case("matmul_fp16_1536x6144x1536", v, 1536, 6144, 1536, "fp16", MATMUL_CONFIGS),
+        matmul_case("matmul_fp32_wt_2048", c, 2048, 2048, 2048, "fp32", MATMUL_CONFIGS, b_kmajor=True),
+        matmul_case("matmul_bf16_wt_2048x6144x2048", v, 2048, 6144, 2048, "bf16", MATMUL_CONFIGS, b_kmajor=True),
+        matmul_case("matmul_fp32_wt_1024x3072x4096", v, 1024, 3072, 4096, "fp32", MATMUL_CONFIGS, b_kmajor=True),
         attention_case("attention_fp16_d128_s4096", v, 8, 4096, 128, "fp16"),
         lib_rmsnorm_case("lib_rmsnorm_bf16_16384x2048", c, 16384, 2048, "bf16"),
         lib_rmsnorm_case("lib_rmsnorm_bf16_4096x5120", v, 4096, 5120, "bf16"),
@@ -443,6 +452,99 @@ def cases() -> list[Case]:
         lib_swiglu_case("lib_swiglu_bf16_2048x6144x2048", c, 2048, 6144, 2048, "bf16"),
         lib_swiglu_case("lib_swiglu_bf16_m32_n6144_k2048", v, 32, 6144, 2048, "bf16"),
         lib_swiglu_case("lib_swiglu_fp16_1024x4096x4096", v, 1024, 4096, 4096, "fp16"),
+    ] + holdout_cases()
+
+
+# --- held-out kernels (split "holdout"): scored only at the end, never fitted on or looked at while modeling
+
+def gelu_case(name, n, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (n,), dtype), "out": np.empty(n, _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"])
+        return {"out": 0.5 * v * (1 + np.tanh(0.7978845608 * (v + 0.044715 * v ** 3)))}
+
+    size = 4 if dtype == "fp32" else 2
+    return Case("holdout_gelu", name, "holdout", gelu_tanh_kernel, {"n": n}, dtype, ELEMENTWISE_CONFIGS, inputs,
+                ("out",), lambda x, cfg: (x["x"], x["out"], n), lambda cfg: (math.ceil(n / cfg["BLOCK"]),),
+                reference, tolerance=1e-2, min_bytes=2.0 * size * n)
+
+
+LSE_CONFIGS = _grid_configs({"BLOCK": [256, 1024, 4096, 16384], "num_warps": [1, 2, 4, 8, 16]},
+                            keep=lambda c: c["BLOCK"] >= 32 * c["num_warps"])
+
+
+def logsumexp_case(name, rows, cols, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, cols), dtype, 4.0), "out": np.empty(rows, np.float32)}
+
+    def reference(x):
+        v = _f32(x["x"]).astype(np.float64)
+        top = v.max(axis=1)
+        return {"out": top + np.log(np.exp(v - top[:, None]).sum(axis=1))}
+
+    size = 4 if dtype == "fp32" else 2
+    return Case("holdout_logsumexp", name, "holdout", logsumexp_kernel, {"rows": rows, "cols": cols}, dtype,
+                LSE_CONFIGS, inputs, ("out",), lambda x, cfg: (x["x"], x["out"], cols), lambda cfg: (rows,),
+                reference, tolerance=1e-4, min_bytes=size * rows * cols)
+
+
+ROPE_CONFIGS = _grid_configs({"BLOCK_T": [1, 4, 16, 64], "num_warps": [1, 2, 4, 8]})
+
+
+def rope_case(name, tokens, heads, d, dtype):
+    half = d // 2
+
+    def inputs(rng):
+        angles = rng.uniform(0, 2 * np.pi, (tokens, half)).astype(np.float32)
+        return {"x": _rand(rng, (tokens, heads, d), dtype), "cos": np.cos(angles), "sin": np.sin(angles),
+                "out": np.empty((tokens, heads, d), _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"])
+        c, s = x["cos"][:, None, :], x["sin"][:, None, :]
+        x1, x2 = v[..., :half], v[..., half:]
+        return {"out": np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s], axis=-1)}
+
+    size = 4 if dtype == "fp32" else 2
+    return Case("holdout_rope", name, "holdout", rope_kernel, {"T": tokens, "H": heads, "D": d}, dtype,
+                [{"HALF": half, **c} for c in ROPE_CONFIGS], inputs, ("out",),
+                lambda x, cfg: (x["x"], x["cos"], x["sin"], x["out"], tokens, heads),
+                lambda cfg: (math.ceil(tokens / cfg["BLOCK_T"]), heads), reference, tolerance=1e-2,
+                min_bytes=2.0 * size * tokens * heads * d + 8.0 * tokens * half)
+
+
+CUMSUM_CONFIGS = _grid_configs({"ROWS": [1, 2, 4, 8], "num_warps": [1, 2, 4, 8]})
+
+
+def cumsum_case(name, rows, cols, dtype):
+    block = 1 << (cols - 1).bit_length()
+
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, cols), dtype), "out": np.empty((rows, cols), np.float32)}
+
+    size = 4 if dtype == "fp32" else 2
+    return Case("holdout_cumsum", name, "holdout", cumsum_kernel, {"rows": rows, "cols": cols}, dtype,
+                [{"BLOCK": block, **c} for c in CUMSUM_CONFIGS], inputs, ("out",),
+                lambda x, cfg: (x["x"], x["out"], rows, cols), lambda cfg: (math.ceil(rows / cfg["ROWS"]),),
+                lambda x: {"out": np.cumsum(_f32(x["x"]).astype(np.float64), axis=1)}, tolerance=1e-4,
+                min_bytes=(size + 4.0) * rows * cols)
+
+
+def holdout_cases() -> list[Case]:
+    return [
+        gelu_case("holdout_gelu_fp16_12M", 12_000_000, "fp16"),
+        gelu_case("holdout_gelu_bf16_30M", 30_000_000, "bf16"),
+        logsumexp_case("holdout_lse_fp32_4096x32000", 4096, 32000, "fp32"),
+        logsumexp_case("holdout_lse_bf16_1024x151936", 1024, 151936, "bf16"),
+        rope_case("holdout_rope_fp16_t8192_h32_d128", 8192, 32, 128, "fp16"),
+        rope_case("holdout_rope_bf16_t4096_h16_d64", 4096, 16, 64, "bf16"),
+        cumsum_case("holdout_cumsum_fp32_16384x1024", 16384, 1024, "fp32"),
+        cumsum_case("holdout_cumsum_fp16_65536x200", 65536, 200, "fp16"),
+        matmul_case("holdout_matmul_fp16_1000x3000x1500", "holdout", 1000, 3000, 1500, "fp16", MATMUL_CONFIGS),
+        matmul_case("holdout_matmul_bf16_wt_512x11008x4096", "holdout", 512, 11008, 4096, "bf16", SKINNY_CONFIGS,
+                    b_kmajor=True),
     ]
 
 

@@ -208,3 +208,58 @@ def paged_decode_kernel(q_ptr, k_ptr, v_ptr, table_ptr, lens_ptr, o_ptr, sm_scal
         l_i = l_i * alpha + tl.sum(p, axis=0)
         m_i = m_new
     tl.store(o_ptr + (b * heads + h) * HEAD_DIM + offs_d, (acc / l_i).to(o_ptr.dtype.element_ty))
+
+
+# --- held-out kernels: measured once, scored only by `validate --split holdout`, never looked at while the
+# --- model was changed or fitted
+
+@jit
+def gelu_tanh_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    u = 0.7978845608 * (x + 0.044715 * x * x * x)
+    y = 0.5 * x * (2.0 - 2.0 / (1.0 + tl.exp(2.0 * u)))
+    tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def logsumexp_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """One row per program, an online max and sum over BLOCK-wide chunks (a cross-entropy's normaliser)."""
+    row = tl.program_id(0)
+    m = tl.full([BLOCK], -float("inf"), tl.float32)
+    s = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
+        m_new = tl.maximum(m, x)
+        s = s * tl.exp(m - m_new) + tl.where(x > -float("inf"), tl.exp(x - m_new), 0.0)
+        m = m_new
+    top = tl.max(m, axis=0)
+    total = tl.sum(s * tl.exp(m - top), axis=0)
+    tl.store(out_ptr + row, top + tl.log(total))
+
+
+@jit
+def rope_kernel(x_ptr, cos_ptr, sin_ptr, out_ptr, n_tokens, n_heads, HALF: tl.constexpr, BLOCK_T: tl.constexpr):
+    """NeoX rotary embedding of x [tokens, heads, 2 * HALF] with cos / sin tables [tokens, HALF]."""
+    tokens = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    head = tl.program_id(1)
+    d = tl.arange(0, HALF)
+    mask = tokens[:, None] < n_tokens
+    base = (tokens[:, None] * n_heads + head) * (2 * HALF) + d[None, :]
+    x1 = tl.load(x_ptr + base, mask=mask, other=0.0).to(tl.float32)
+    x2 = tl.load(x_ptr + base + HALF, mask=mask, other=0.0).to(tl.float32)
+    c = tl.load(cos_ptr + tokens[:, None] * HALF + d[None, :], mask=mask, other=0.0)
+    s = tl.load(sin_ptr + tokens[:, None] * HALF + d[None, :], mask=mask, other=0.0)
+    tl.store(out_ptr + base, (x1 * c - x2 * s).to(out_ptr.dtype.element_ty), mask=mask)
+    tl.store(out_ptr + base + HALF, (x2 * c + x1 * s).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def cumsum_kernel(x_ptr, out_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK)
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    tl.store(out_ptr + rows[:, None] * n_cols + cols[None, :], tl.cumsum(x, axis=1), mask=mask)

@@ -62,8 +62,47 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
     info = describe(op, trace)
     if kind:
         info["kind"] = kind
+    if op.name == "tile.dot":
+        info["sources"] = [operand_source(lw, v) for v in op.operands[:2]]
+    elif op.name == "tile.load":
+        info["indirect"] = _reads_loaded_value(op.operands[0])
     lw.probes.append(info)
     return len(lw.probes) - 1
+
+
+# ops a dot operand passes through on its way from memory without being computed: which matrix instruction
+# a GPU can use depends on whether the operand comes straight from a load and in which memory order
+_PASS_THROUGH = frozenset({"arith.cast", "arith.bitcast", "tile.permute"})
+
+
+def operand_source(lw, value: Value) -> list | None:
+    """[probe of the tile.load the dot operand comes from, transposed on the way], or None when it is computed."""
+    transposed = False
+    op = value.op
+    while op is not None and op.name in _PASS_THROUGH:
+        if op.name == "tile.permute":
+            order = tuple(op.attrs["order"])
+            transposed ^= order[-2:] == (len(order) - 1, len(order) - 2)
+        op = op.operands[0].op
+    if op is None or op.name != "tile.load":
+        return None
+    probe = lw.probe_ids.get((op, None))
+    return None if probe is None else [probe, transposed]
+
+
+def _reads_loaded_value(value: Value, limit: int = 64) -> bool:
+    """Whether an address depends on a value loaded from memory (a gather through a table: the load cannot
+    be issued before that other load returns)."""
+    stack, seen = [value], set()
+    while stack and len(seen) < limit:
+        op = stack.pop().op
+        if op is None or id(op) in seen:
+            continue
+        seen.add(id(op))
+        if op.name == "tile.load":
+            return True
+        stack.extend(op.operands)
+    return False
 
 
 def _record(lw) -> ir.Value:

@@ -227,7 +227,8 @@ def test_sampling_scales_additive_counters_only():
     assert scaled.num_warps == 4 and scaled.programs == 16
     spec = simulator.get_spec("mtt-s5000")
     chosen = sampling.choose(1000, 64, spec)
-    assert len(chosen) == 64 and np.all(np.diff(chosen) > 0) and chosen[0] == 0
+    ids = chosen.ids
+    assert len(ids) == 64 and np.all(np.diff(ids) > 0) and ids[0] == 0
     assert sampling.choose(1000, False, spec) is None and sampling.choose(10, 64, spec) is None
     with pytest.raises(ValueError):
         sampling.choose(1000, -1, spec)
@@ -357,3 +358,38 @@ def test_compile_listeners_hear_every_build():
     finally:
         compiler.remove_compile_listener(listener)
     assert [name for name, _ in heard] == ["listened_kernel"]
+
+
+@jit
+def gather_dot_kernel(a_ptr, b_ptr, table_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                      B_KMAJOR: tl.constexpr):
+    m, n, k = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    rows = tl.load(table_ptr + m)
+    a = tl.load(a_ptr + rows[:, None] * K + k[None, :])
+    if B_KMAJOR:
+        b = tl.trans(tl.load(b_ptr + n[:, None] * K + k[None, :]))
+    else:
+        b = tl.load(b_ptr + k[:, None] * N + n[None, :])
+    c = tl.dot(a, b)
+    p = tl.dot(c.to(tl.float16), tl.load(b_ptr + n[:, None] * N + n[None, :]))
+    tl.store(out_ptr + m[:, None] * N + n[None, :], p)
+
+
+@pytest.mark.parametrize("b_kmajor", [False, True])
+def test_dot_tiles_say_where_their_operands_come_from_and_gathers_are_dependent_loads(rng, b_kmajor):
+    M = N = K = 64
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((N * K,)).astype(np.float16)
+    table = rng.permutation(M).astype(np.int32)
+    out = np.empty((M, N), np.float32)
+    record = model_launch(gather_dot_kernel, (1,), a, b, table, out, M=M, N=N, K=K, B_KMAJOR=b_kmajor, machine="h200")
+    tiles = set(record.totals.tensor_tiles)
+    assert f"fp16:64:64:64:k,{'k' if b_kmajor else 'mn'}" in tiles  # A is K-major; B as it lies in memory
+    assert "fp16:64:64:64:reg,mn" in tiles  # the second dot's A is computed from the first dot's result
+    assert record.totals.dependent_rounds == 1  # A's rows come from the table: one gather round trip
+    got = np.empty_like(out)
+    gather_dot_kernel[(1,)](a, b, table, got, M=M, N=N, K=K, B_KMAJOR=b_kmajor)
+    bm = b.reshape(N, K).T if b_kmajor else b.reshape(K, N)
+    first = (a[table].astype(np.float32) @ bm.astype(np.float32)).astype(np.float16).astype(np.float32)
+    want = first @ b.reshape(N, N).astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-1)

@@ -132,3 +132,34 @@ def test_schedule_covers_the_grid_and_components_are_known():
 def test_unlaunchable_configs_raise():
     with pytest.raises(ValueError, match="shared"):
         estimate(matmul_tile(10, shared=300 * 1024), 10, "h200")
+
+
+def _dot_only(tiles, num_warps=4, **extra):
+    flops = sum(tiles.values())
+    return Counters(tensor_flops={"tf32": flops}, tensor_tiles=tiles, programs=132, num_warps=num_warps,
+                    num_stages=3, **extra)
+
+
+def test_mn_major_operand_of_a_k_major_only_type_is_transposed_at_every_execution():
+    spec = get_spec("h200").replace(alpha=0.0)
+    executions = 2048 // 32
+    flops = 2 * 64 * 64 * 32 * executions * 132
+    k_major = estimate(_dot_only({"tf32:64:64:32:k,k": flops}), 132, spec)
+    mn_major = estimate(_dot_only({"tf32:64:64:32:k,mn": flops}), 132, spec)
+    extra = executions * 32 * 64 * spec.mma_transpose_cycles / spec.clock_hz  # B is K x N = 32 x 64
+    assert mn_major.components["shared"] == pytest.approx(k_major.components["shared"] + extra)
+    # 16-bit operands may be MN-major at no cost (warpgroup MMAs read them transposed)
+    fp16 = {key: Counters(tensor_flops={"fp16": flops}, tensor_tiles={key: flops}, programs=132, num_warps=4)
+            for key in ("fp16:64:64:32:k,mn", "fp16:64:64:32:k,k")}
+    assert estimate(fp16["fp16:64:64:32:k,mn"], 132, spec).seconds == \
+        pytest.approx(estimate(fp16["fp16:64:64:32:k,k"], 132, spec).seconds)
+
+
+def test_loads_through_a_table_keep_their_round_trips():
+    spec = get_spec("h200")
+    direct = Counters(load_requests=64, load_sectors=256, memory_rounds=64, programs=1, num_warps=1, num_stages=3)
+    gather = Counters(load_requests=64, load_sectors=256, memory_rounds=64, dependent_rounds=64, programs=1,
+                      num_warps=1, num_stages=3)
+    # software pipelining overlaps num_stages - 1 = 2 iterations of direct loads, none of a gather's
+    assert estimate(direct, 1, spec).components["latency"] == pytest.approx(33 * spec.mem_latency_cycles / spec.clock_hz)
+    assert estimate(gather, 1, spec).components["latency"] == pytest.approx(65 * spec.mem_latency_cycles / spec.clock_hz)

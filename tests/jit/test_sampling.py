@@ -1,0 +1,72 @@
+"""jit.sampling: which programs a big launch measures, and what each stands for."""
+
+import numpy as np
+import pytest
+
+import dsl as tl
+import simulator
+from jit import jit, sampling
+from jit.launcher import model_launch
+
+
+@jit
+def triangle_kernel(x_ptr, out_ptr, row_len, BLOCK: tl.constexpr):
+    """Program (m, b) sums the first m + 1 blocks of row b: work grows along the first grid axis, as in
+    causal attention."""
+    m = tl.program_id(0)
+    b = tl.program_id(1)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, (m + 1) * BLOCK, BLOCK):
+        acc += tl.load(x_ptr + b * row_len + start + tl.arange(0, BLOCK))
+    tl.store(out_ptr + (b * tl.num_programs(0) + m) * BLOCK + tl.arange(0, BLOCK), acc)
+
+
+@jit
+def padded_kernel(x_ptr, out_ptr, used, BLOCK: tl.constexpr):
+    """Only the first `used` programs work; the rest of the padded grid exits at once (vLLM's MoE grid)."""
+    pid = tl.program_id(0)
+    if pid < used:
+        offs = pid * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+
+
+def test_strata_stand_for_the_whole_launch():
+    spec = simulator.get_spec("h200")
+    chosen = sampling.split(1000, 40, spec, row=32)
+    assert chosen.first.size + chosen.rest.size * chosen.weight == pytest.approx(1000)
+    assert np.intersect1d(chosen.first, chosen.rest).size == 0 and np.all(np.diff(chosen.ids) > 0)
+
+
+def test_stratified_rest_spreads_the_first_axis_evenly():
+    rest = sampling.rest(0, 32 * 64, 32, seed=3, row=32)
+    assert sorted(rest % 32) == list(range(32))  # every first-axis coordinate once
+    assert np.all(np.diff(rest // 64) >= 0) and rest.size == 32  # one per slice of launch order
+    assert np.array_equal(sampling.rest(0, 32 * 64, 32, seed=3, row=32), rest)  # seeded, not timed
+
+
+def test_rest_of_a_short_range_is_all_of_it():
+    assert np.array_equal(sampling.rest(5, 12, 50), np.arange(5, 12))
+
+
+@pytest.mark.parametrize("sample", [None, 24])
+def test_sample_of_a_grid_whose_work_grows_along_an_axis_matches_the_exact_counts(rng, sample):
+    rows, block = 48, 128
+    grid = (32, rows)
+    x = rng.standard_normal(rows * 32 * block).astype(np.float32)
+    out = np.empty(grid[0] * grid[1] * block, dtype=np.float32)
+    args = (x, out, 32 * block)
+    exact = model_launch(triangle_kernel, grid, *args, BLOCK=block, machine="h200", sample=False).totals
+    approx = model_launch(triangle_kernel, grid, *args, BLOCK=block, machine="h200", sample=sample).totals
+    assert approx.programs == exact.programs
+    for field in ("load_requests", "memory_rounds", "warp_instructions"):
+        assert getattr(approx, field) == pytest.approx(getattr(exact, field), rel=0.08), field
+
+
+def test_sample_of_a_padded_grid_does_not_scale_its_working_start(rng):
+    block, used, programs = 256, 24, 4096  # the 24 working programs lie in the sample's start (32 programs)
+    x = rng.standard_normal(programs * block).astype(np.float32)
+    out = np.zeros_like(x)
+    exact = model_launch(padded_kernel, (programs,), x, out, used, BLOCK=block, machine="h200", sample=False)
+    approx = model_launch(padded_kernel, (programs,), x, out, used, BLOCK=block, machine="h200", sample=64)
+    assert approx.totals.load_requests == exact.totals.load_requests  # the working programs are all in the start
+    assert approx.totals.programs == programs
