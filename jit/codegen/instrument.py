@@ -27,6 +27,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from dsl.ir.core import Operation, Value
+from dsl.ir.ops import OP, Trait, with_trait
 from jit import abi
 from jit.codegen.llvm_types import I8, I64
 from jit.codegen.loops import linear_index, loop_nest, row_major_strides
@@ -34,8 +35,9 @@ from jit.codegen.loops import linear_index, loop_nest, row_major_strides
 GROW_TYPE = ir.FunctionType(ir.VoidType(), [I64, I64, I64])
 
 # ops that emit no GPU instruction of their own (constants, index remaps folded into consumers)
-SILENT = frozenset({"arith.constant", "tile.splat", "tile.broadcast", "tile.expand_dims", "tile.reshape",
-                    "tile.program_id", "tile.num_programs", "scf.yield", "scf.condition"})
+SILENT = with_trait(Trait.SILENT)
+# ops whose counts come from their traces (memory ops), or that have none
+UNCOUNTED = SILENT | with_trait(Trait.READS_MEMORY) | with_trait(Trait.WRITES_MEMORY)
 
 
 def describe(op: Operation, trace: bool = False) -> dict:
@@ -49,7 +51,7 @@ def describe(op: Operation, trace: bool = False) -> dict:
         "attrs": {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.items()},
         "trace": trace,
     }
-    if op.regions and op.name in ("tile.reduce", "tile.scan"):
+    if op.regions and op.name in (OP.TILE_REDUCE, OP.TILE_SCAN):
         info["combine"] = [o.name for o in op.regions[0].ops if not o.info.terminator]
     return info
 
