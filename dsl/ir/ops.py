@@ -384,7 +384,7 @@ def constant_name(op_name: str) -> str:
 
 class OP:
     """Every op name as a constant (OP.ARITH_ADD == "arith.add"), generated from the table: code that names
-    an op says OP.X, so a misspelt name is an AttributeError (tests/dsl/ir/test_op_names.py checks every
+    an op says OP.X, so a misspelt name is an AttributeError (tests/dsl/ir/test_op_table.py checks every
     use in the code base), not a string compare that silently never matches."""
 
 

@@ -15,7 +15,7 @@ import llvmlite.ir as ir
 from dsl.dtypes import dtype
 from dsl.ir.core import Operation
 from dsl.ir.ops import OP
-from jit import abi
+from jit import abi, mathlib
 from jit.codegen import numerics
 from jit.codegen.casts import bitcast, cast
 from jit.codegen.llvm_types import I1, intrinsic, is_narrow_float
@@ -242,6 +242,5 @@ ELEMENTWISE: dict[str, Emitter] = {
     OP.MATH_ABS: _abs,
     OP.MATH_POW: _pow,
     **{f"math.{name}": _rounding(name) for name in _ROUNDING_INTRINSICS},
-    **{f"math.{name}": _math(name)
-       for name in ("exp", "exp2", "log", "log2", "sin", "cos", "tanh", "sqrt", "rsqrt", "erf")},
+    **{f"math.{name}": _math(name) for name in mathlib.UNARY},  # the math library's algorithms
 }

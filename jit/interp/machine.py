@@ -16,7 +16,7 @@ import numpy as np
 
 from dsl.errors import DeviceAssertionError, KernelError, OutOfBoundsError
 from dsl.ir.core import Block, Function, Operation, Value
-from dsl.ir.ops import OP
+from dsl.ir.ops import OP, OPS
 from jit.codegen.provenance import Provenance
 from jit.interp import numerics as N
 from jit.interp.elementwise import ELEMENTWISE, cast_value
@@ -84,7 +84,7 @@ class Machine:
 
     def run_block(self, block: Block, env: dict) -> list[np.ndarray]:
         for op in block.ops:
-            if op.name in (OP.SCF_YIELD, OP.SCF_CONDITION):
+            if op.name in _TERMINATORS:
                 return [env[v] for v in op.operands]
             results = HANDLERS[op.name](self, op, [env[v] for v in op.operands])
             if results:
@@ -450,6 +450,8 @@ def _barrier(m, op, args):
 def _reg_of(value: Value) -> np.dtype:
     return N.register_dtype(value.type.dtype)
 
+
+_TERMINATORS = frozenset(name for name, info in OPS.items() if info.terminator)
 
 HANDLERS: dict[str, Handler] = {
     **{name: _elementwise(name) for name in ELEMENTWISE},
