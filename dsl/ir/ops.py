@@ -26,8 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from dsl.ir.core import Operation
+if TYPE_CHECKING:  # the IR's classes look their op up here, so the table must not import them at run time
+    from dsl.ir.core import Operation
 
 
 class VerifyError(Exception):
