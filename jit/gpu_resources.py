@@ -9,8 +9,10 @@ from __future__ import annotations
 import math
 
 from dsl.dtypes import parse_ir_type
-from dsl.ir.ops import OP
+from dsl.ir.ops import OP, Trait, with_trait
 from jit import shared_model
+
+_COMBINES = with_trait(Trait.COMBINES)  # reductions and scans
 
 
 def shared_bytes(probes, live, spec, num_warps, num_stages, padding) -> int:
@@ -30,7 +32,7 @@ def shared_bytes(probes, live, spec, num_warps, num_stages, padding) -> int:
             itemsize = max(1, parse_ir_type(src[1]).itemsize)
             rows = math.prod(src[0][:-1]) if len(src[0]) > 1 else 1
             scratch = max(scratch, rows * (src[0][-1] + padding) * itemsize)
-        elif info["op"] in (OP.TILE_REDUCE, OP.TILE_SCAN):
+        elif info["op"] in _COMBINES:
             shape = tuple(info["operands"][0][0])
             itemsize = max(1, parse_ir_type(info["operands"][0][1]).itemsize)
             scratch = max(scratch, shared_model.cross_warp(shape, int(info["attrs"]["axis"]), itemsize, num_warps,

@@ -29,7 +29,7 @@ import numpy as np
 import simulator
 from dsl.dtypes import parse_ir_type
 from dsl.ir.core import TileType
-from dsl.ir.ops import OP, OPS
+from dsl.ir.ops import OP, OPS, Trait, with_trait
 from jit import gpu_resources, launcher, sampling, shared_model
 from jit.layout import default_layout, warp_rows
 from jit.tracebuf import TraceBuffers
@@ -38,6 +38,7 @@ from simulator import Counters, LaunchCounters, LaunchRecord, MachineSpec
 DEFAULT_SHARED_PADDING = 1  # elements of padding per scratch row of a layout change (Triton pads too)
 LineKey = tuple[str, int]
 
+_COMBINES = with_trait(Trait.COMBINES)  # reductions and scans: counted from their combine region
 # instruction classes (OpInfo.cls) of float arithmetic, which counts as integer work on integer types
 FLOAT_CLASSES = frozenset({"fp_add", "fp_mul", "fp_fma", "special"})
 # OpInfo.cls values the profiler counts through their own Counters fields (or not at all), not as SIMT
@@ -418,7 +419,7 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
     per = _warp_instructions(numel, num_warps, spec)
     if name == OP.TILE_DOT:
         return _dot(info, execs, spec, num_warps)
-    if name in (OP.TILE_REDUCE, OP.TILE_SCAN):
+    if name in _COMBINES:
         return _reduction(info, execs, spec, num_warps, dot_shapes)
     if name == OP.TILE_PERMUTE:
         order = tuple(info["attrs"]["order"])

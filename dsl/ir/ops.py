@@ -52,6 +52,7 @@ class Trait:
     INDEX_ARITH = "index_arith"  # one cheap instruction on integers and pointers: index and mask arithmetic
     CONSUMES_ELEMENTS = "consumes_elements"  # reads its tile operands element by element, or materialises
     #                                          them where it is, so a fused operand is computed inline
+    COMBINES = "combines"  # folds its operands' elements along an axis with its combine region (reduce, scan)
     READS_MEMORY = "reads_memory"
     WRITES_MEMORY = "writes_memory"
     SILENT = "silent"  # emits no GPU instruction of its own (folded into its consumers), so it is not counted
@@ -325,11 +326,11 @@ _ROWS: list[OpInfo] = [
          doc="result[i..] = src[i.. with index[i..] on `axis`]; index has the result's shape."),
     # -- reductions and scans: the region combines (lhs..., rhs...) into (out...)
     _row("tile.reduce", -1, -1, regions=1, attrs=("axis",), cls="shuffle", verify=_check_reduce,
-         traits=(_T.CONSUMES_ELEMENTS,),
+         traits=(_T.COMBINES, _T.CONSUMES_ELEMENTS),
          doc="Pairwise tree along `axis`: while n > 1, x[i] = combine(x[i], x[i + n/2]) for i < n/2. "
              "This fixed order is what the interpreter and the compiled code both follow."),
     _row("tile.scan", -1, -1, regions=1, attrs=("axis", "reverse"), cls="shuffle", verify=_check_scan,
-         traits=(_T.CONSUMES_ELEMENTS,),
+         traits=(_T.COMBINES, _T.CONSUMES_ELEMENTS),
          doc="Inclusive scan along `axis`, sequential in index order (reverse: from the end)."),
     _row("tile.sort", 1, 1, attrs=("descending",), cls="compare_select", verify=_same_types,
          traits=(_T.CONSUMES_ELEMENTS,), doc="Sort along the last dim."),

@@ -27,7 +27,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from dsl.ir.core import Operation, Value
-from dsl.ir.ops import OP, Trait, with_trait
+from dsl.ir.ops import Trait, with_trait
 from jit import abi
 from jit.codegen.llvm_types import I8, I64
 from jit.codegen.loops import linear_index, loop_nest, row_major_strides
@@ -36,6 +36,7 @@ GROW_TYPE = ir.FunctionType(ir.VoidType(), [I64, I64, I64])
 
 # ops that emit no GPU instruction of their own (constants, index remaps folded into consumers)
 SILENT = with_trait(Trait.SILENT)
+_COMBINES = with_trait(Trait.COMBINES)
 # ops whose counts come from their traces (memory ops), or that have none
 UNCOUNTED = SILENT | with_trait(Trait.READS_MEMORY) | with_trait(Trait.WRITES_MEMORY)
 
@@ -51,7 +52,7 @@ def describe(op: Operation, trace: bool = False) -> dict:
         "attrs": {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.items()},
         "trace": trace,
     }
-    if op.regions and op.name in (OP.TILE_REDUCE, OP.TILE_SCAN):
+    if op.name in _COMBINES:
         info["combine"] = [o.name for o in op.regions[0].ops if not o.info.terminator]
     return info
 
