@@ -246,7 +246,7 @@ _SHAPE = (_T.SAME_VALUES, _T.SILENT)  # lanes renamed in registers: same values,
 # the numpy reference at once); the "fp_add" ones are single IEEE operations
 MATH_UNARY_ROWS = (("exp", "special"), ("exp2", "special"), ("log", "special"), ("log2", "special"),
                    ("sin", "special"), ("cos", "special"), ("tanh", "special"), ("sqrt", "special"),
-                   ("rsqrt", "special"), ("erf", "special"),
+                   ("rsqrt", "special"), ("erf", "special"), ("cbrt", "special"),
                    ("floor", "fp_add"), ("ceil", "fp_add"), ("trunc", "fp_add"), ("rint", "fp_add"),
                    ("abs", "fp_add"))
 

@@ -53,7 +53,8 @@ def special_values(dt) -> np.ndarray:
 
 # where the uniform inputs go: every function of jit.mathlib needs an entry (a KeyError says so)
 RANGES = {"exp": (-110, 100), "exp2": (-160, 140), "log": (0, 10), "log2": (0, 10), "sin": (-50, 50),
-          "cos": (-50, 50), "tanh": (-12, 12), "erf": (-7, 7), "sqrt": (0, 100), "rsqrt": (0, 100)}
+          "cos": (-50, 50), "tanh": (-12, 12), "erf": (-7, 7), "sqrt": (0, 100), "rsqrt": (0, 100),
+          "cbrt": (-1000, 1000)}
 
 
 def inputs(name: str, dt, rng: np.random.Generator) -> np.ndarray:

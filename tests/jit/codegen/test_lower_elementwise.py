@@ -194,7 +194,7 @@ def test_float_neg_keeps_signed_zero_and_nan(rng):
 
 UNARY_MATH = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sin": np.sin, "cos": np.cos,
               "tanh": np.tanh, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "floor": np.floor,
-              "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint, "abs": np.abs}
+              "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint, "abs": np.abs, "cbrt": np.cbrt}
 
 
 def test_unary_math_references_cover_the_table():
