@@ -16,6 +16,7 @@ from dsl import language
 from dsl.core import tensor, unwrap
 from dsl.errors import UnsupportedLanguageConstruct
 from dsl.ir.core import Block, Loc, TileType
+from dsl.ir.ops import OP
 
 _UNSET = object()
 
@@ -120,9 +121,9 @@ class ControlFlow:
     def finish_if(self, cond, then_block, then_vals, else_block, else_vals, node) -> list[tensor]:
         for block, vals in ((then_block, then_vals), (else_block, else_vals)):
             with self.builder.at(block):
-                self.builder.create("scf.yield", [v.handle for v in vals], [])
+                self.builder.create(OP.SCF_YIELD, [v.handle for v in vals], [])
         self.builder.loc = Loc(node.lineno, node.col_offset)
-        op = self.builder.create("scf.if", [cond.handle], [v.type for v in then_vals], {}, [then_block, else_block])
+        op = self.builder.create(OP.SCF_IF, [cond.handle], [v.type for v in then_vals], {}, [then_block, else_block])
         return [tensor(r) for r in op.results]
 
     def visit_For(self, node: ast.For):
@@ -173,9 +174,9 @@ class ControlFlow:
         with self.builder.at(body):
             self.visit_body(node.body)
             yields = self.carried_values(layout, inits, node)
-            self.builder.create("scf.yield", [v.handle for v in yields], [])
+            self.builder.create(OP.SCF_YIELD, [v.handle for v in yields], [])
         self.builder.loc = Loc(node.lineno, node.col_offset)
-        op = self.builder.create("scf.for", [b.handle for b in bounds] + [v.handle for v in inits],
+        op = self.builder.create(OP.SCF_FOR, [b.handle for b in bounds] + [v.handle for v in inits],
                                  [v.type for v in inits], {}, [body])
         self.scope = before
         self.scope.update(self.unpack_carried(layout, op.results))
@@ -241,15 +242,15 @@ class ControlFlow:
             if not isinstance(cond, tensor):
                 cond = self.semantic.to_tensor(bool(cond))
             cond = self.condition(cond, node.test)
-            self.builder.create("scf.condition", [cond.handle] + [a for a in before_block.args], [])
+            self.builder.create(OP.SCF_CONDITION, [cond.handle] + [a for a in before_block.args], [])
         self.scope = dict(outer)
         self.scope.update(self.unpack_carried(layout, after_block.args))
         with self.builder.at(after_block):
             self.visit_body(node.body)
             yields = self.carried_values(layout, inits, node)
-            self.builder.create("scf.yield", [v.handle for v in yields], [])
+            self.builder.create(OP.SCF_YIELD, [v.handle for v in yields], [])
         self.builder.loc = Loc(node.lineno, node.col_offset)
-        op = self.builder.create("scf.while", [v.handle for v in inits], [v.type for v in inits], {},
+        op = self.builder.create(OP.SCF_WHILE, [v.handle for v in inits], [v.type for v in inits], {},
                                  [before_block, after_block])
         self.scope = outer
         self.scope.update(self.unpack_carried(layout, op.results))

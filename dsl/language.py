@@ -14,6 +14,7 @@ from dsl import dtypes as T
 from dsl.core import MEMBERS, _aggregate, constexpr, tensor, unwrap
 from dsl.errors import CompileTimeAssertionFailure
 from dsl.ir.core import TileType
+from dsl.ir.ops import OP
 from dsl.pointers import block_pointer, load_block, store_block
 from dsl.semantic import current
 
@@ -39,14 +40,14 @@ def program_id(axis) -> tensor:
     if axis not in (0, 1, 2):
         raise ValueError(f"program_id axis must be 0, 1, or 2 but got {axis}")
     s = current()
-    return s.emit("tile.program_id", [], _scalar(T.int32), axis=axis)
+    return s.emit(OP.TILE_PROGRAM_ID, [], _scalar(T.int32), axis=axis)
 
 
 def num_programs(axis) -> tensor:
     axis = unwrap(axis)
     if axis not in (0, 1, 2):
         raise ValueError(f"num_programs axis must be 0, 1, or 2 but got {axis}")
-    return current().emit("tile.num_programs", [], _scalar(T.int32), axis=axis)
+    return current().emit(OP.TILE_NUM_PROGRAMS, [], _scalar(T.int32), axis=axis)
 
 
 def _scalar(d):
@@ -169,7 +170,7 @@ def join(a, b) -> tensor:
     a, b = s.broadcast(_t(a), _t(b))
     if a.dtype != b.dtype:
         raise TypeError(f"join: dtypes differ ({a.dtype} and {b.dtype})")
-    return s.emit("tile.join", [a, b], a.type.with_shape(a.shape + (2,)))
+    return s.emit(OP.TILE_JOIN, [a, b], a.type.with_shape(a.shape + (2,)))
 
 
 @_member
@@ -178,7 +179,7 @@ def split(a) -> tuple[tensor, tensor]:
     if not a.shape or a.shape[-1] != 2:
         raise ValueError(f"split: the last dimension must be 2, got shape {list(a.shape)}")
     s = current()
-    op = s.builder.create("tile.split", [a.handle], [a.type.with_shape(a.shape[:-1])] * 2)
+    op = s.builder.create(OP.TILE_SPLIT, [a.handle], [a.type.with_shape(a.shape[:-1])] * 2)
     return tensor(op.results[0]), tensor(op.results[1])
 
 
@@ -196,14 +197,14 @@ def cat(input, other, can_reorder=False, dim=0) -> tensor:
         raise ValueError("cat: only dim=0 is supported")
     if a.shape[1:] != b.shape[1:] or a.dtype != b.dtype or a.shape[0] != b.shape[0]:
         raise ValueError(f"cat: shapes {list(a.shape)} and {list(b.shape)} must match")
-    return s.emit("tile.cat", [a, b], a.type.with_shape((a.shape[0] * 2,) + a.shape[1:]))
+    return s.emit(OP.TILE_CAT, [a, b], a.type.with_shape((a.shape[0] * 2,) + a.shape[1:]))
 
 
 @_member
 def flip(x, dim=None) -> tensor:
     x = _t(x)
     dim = x.type.rank - 1 if unwrap(dim) is None else _axis(unwrap(dim), x.type.rank, "dim")
-    return current().emit("tile.flip", [x], x.type, axis=dim)
+    return current().emit(OP.TILE_FLIP, [x], x.type, axis=dim)
 
 
 @_member
@@ -213,7 +214,7 @@ def gather(src, index, axis) -> tensor:
     axis = unwrap(axis) % src.type.rank
     if index.type.rank != src.type.rank:
         raise ValueError("gather: index and src must have the same rank")
-    return s.emit("tile.gather", [src, index], src.type.with_shape(index.shape), axis=axis)
+    return s.emit(OP.TILE_GATHER, [src, index], src.type.with_shape(index.shape), axis=axis)
 
 
 def swizzle2d(i, j, size_i, size_j, size_g):
@@ -565,7 +566,7 @@ def reduce(input, axis, combine_fn, keep_dims=False):
 @_member
 def associative_scan(input, axis, combine_fn, reverse=False):
     inputs = list(input) if isinstance(input, tuple) else [input]
-    out = current().reduce([_t(x) for x in inputs], axis, _jit_combine(combine_fn), op="tile.scan",
+    out = current().reduce([_t(x) for x in inputs], axis, _jit_combine(combine_fn), op=OP.TILE_SCAN,
                            extra_attrs={"reverse": bool(unwrap(reverse))})
     return tuple(out) if isinstance(input, tuple) else out[0]
 
@@ -573,14 +574,14 @@ def associative_scan(input, axis, combine_fn, reverse=False):
 @_member
 def cumsum(input, axis=0, reverse=False, dtype=None) -> tensor:
     x = _promote_sum(_t(input), dtype)
-    return current().reduce([x], axis, _combine("add"), op="tile.scan",
+    return current().reduce([x], axis, _combine("add"), op=OP.TILE_SCAN,
                             extra_attrs={"reverse": bool(unwrap(reverse))})[0]
 
 
 @_member
 def cumprod(input, axis=0, reverse=False) -> tensor:
     x = _promote_sum(_t(input), None)
-    return current().reduce([x], axis, _combine("mul"), op="tile.scan",
+    return current().reduce([x], axis, _combine("mul"), op=OP.TILE_SCAN,
                             extra_attrs={"reverse": bool(unwrap(reverse))})[0]
 
 
@@ -590,7 +591,7 @@ def sort(x, dim=None, descending=False) -> tensor:
     dim = x.type.rank - 1 if unwrap(dim) is None else _axis(unwrap(dim), x.type.rank, "dim")
     if dim != x.type.rank - 1:
         raise ValueError("sort: only the last dimension can be sorted")
-    return current().emit("tile.sort", [x], x.type, descending=bool(unwrap(descending)))
+    return current().emit(OP.TILE_SORT, [x], x.type, descending=bool(unwrap(descending)))
 
 
 @_member
@@ -615,7 +616,7 @@ def histogram(input, num_bins, mask=None) -> tensor:
     mask = s.truthy(mask) if mask is not None else s.full(x.shape, True, T.int1)
     mask = s.broadcast_to(mask, x.shape)
     num_bins = unwrap(num_bins)
-    return s.emit("tile.histogram", [x, mask], _scalar(T.int32).with_shape((num_bins,)), num_bins=num_bins)
+    return s.emit(OP.TILE_HISTOGRAM, [x, mask], _scalar(T.int32).with_shape((num_bins,)), num_bins=num_bins)
 
 
 # -- linear algebra
@@ -649,7 +650,7 @@ def static_print(*values, sep=" ", end="\n", file=None, flush=False) -> None:
 def device_print(prefix, *args, hex=False) -> None:
     s = current()
     values = [_t(a) for a in args]
-    s.builder.create("tile.print", [v.handle for v in values], [],
+    s.builder.create(OP.TILE_PRINT, [v.handle for v in values], [],
                      {"prefix": str(unwrap(prefix)), "hex": bool(unwrap(hex))})
 
 
@@ -658,11 +659,11 @@ def device_assert(cond, msg="", mask=None) -> None:
     c = s.truthy(cond)
     if mask is not None:
         c = s.logical("or", c, s.logical_not(mask))
-    s.builder.create("tile.assert", [c.handle], [], {"message": str(unwrap(msg))})
+    s.builder.create(OP.TILE_ASSERT, [c.handle], [], {"message": str(unwrap(msg))})
 
 
 def debug_barrier() -> None:
-    current().builder.create("tile.barrier", [], [])
+    current().builder.create(OP.TILE_BARRIER, [], [])
 
 
 def multiple_of(input, values):

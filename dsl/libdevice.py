@@ -1,8 +1,15 @@
-"""`tl.extra.libdevice` / `tl.extra.cuda.libdevice`: the libdevice functions kernels use most."""
+"""`tl.extra.libdevice` / `tl.extra.cuda.libdevice`: the libdevice functions kernels use most.
+
+Every unary `math.*` op of the op table is here under its name, also the ones written nowhere below
+(`__getattr__` makes them from the table), so adding a math op needs no line in this module.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dsl.core import tensor
+from dsl.ir.ops import UNARY_MATH
 from dsl.language import abs, ceil, cos, erf, exp, exp2, floor, log, log2, rsqrt, sin, sqrt, tanh  # noqa: F401
 from dsl.semantic import current
 
@@ -78,3 +85,20 @@ def expm1(x) -> tensor:
 
 def sigmoid(x) -> tensor:
     return 1.0 / (1.0 + exp(-x))
+
+
+_FROM_TABLE: dict[str, Callable] = {}
+
+
+def __getattr__(name: str) -> Callable:
+    """libdevice.<name> for a unary math op of the table that has no function above."""
+    if name not in UNARY_MATH:
+        raise AttributeError(f"module 'dsl.libdevice' has no attribute {name!r}")
+    if name not in _FROM_TABLE:
+        def fn(x) -> tensor:
+            return current().unary_math(name, x)
+
+        fn.__name__ = fn.__qualname__ = name
+        fn.__doc__ = f"math.{name} of the tile IR, elementwise (dsl/ir/ops.py)."
+        _FROM_TABLE[name] = fn
+    return _FROM_TABLE[name]

@@ -14,6 +14,7 @@ from dsl import dtypes as T
 from dsl.core import ACTIVE_SEMANTIC, active_semantic, constexpr, tensor, unwrap
 from dsl.ir.builder import Builder
 from dsl.ir.core import Block, TileType
+from dsl.ir.ops import OP
 
 MAX_NUMEL = 1 << 20
 _current = ACTIVE_SEMANTIC  # (jit.kernel reads it to tell eager mode)
@@ -97,7 +98,7 @@ class Semantic:
             scalar = self.cast(scalar, dtype)
         if not shape:
             return scalar
-        if scalar.handle.op is not None and scalar.handle.op.name == "arith.constant":
+        if scalar.handle.op is not None and scalar.handle.op.name == OP.ARITH_CONSTANT:
             return tensor(self.builder.constant(scalar.handle.op.attrs["value"], TileType(dtype, shape)))
         return self.splat(scalar, shape)
 
@@ -123,11 +124,11 @@ class Semantic:
             raise ValueError(f"arange({start}, {end}): its length {end - start} must be a power of 2")
         if not (-2**31 <= start and end <= 2**31):
             raise ValueError("arange bounds must fit in int32")
-        return self.emit("tile.arange", [], TileType(T.int32, (end - start,)), start=start, end=end)
+        return self.emit(OP.TILE_ARANGE, [], TileType(T.int32, (end - start,)), start=start, end=end)
 
     # -- shapes
     def splat(self, x: tensor, shape: tuple[int, ...]) -> tensor:
-        return self.emit("tile.splat", [x], TileType(x.dtype, tuple(shape)))
+        return self.emit(OP.TILE_SPLAT, [x], TileType(x.dtype, tuple(shape)))
 
     def broadcast_to(self, x: tensor, shape: Sequence[int]) -> tensor:
         shape = tuple(int(unwrap(d)) for d in shape)
@@ -142,7 +143,7 @@ class Semantic:
         for s, d in zip(x.shape, shape):
             if s != d and s != 1:
                 raise ValueError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}")
-        return self.emit("tile.broadcast", [x], TileType(x.dtype, shape))
+        return self.emit(OP.TILE_BROADCAST, [x], TileType(x.dtype, shape))
 
     def broadcast_shapes(self, *shapes: tuple[int, ...]) -> tuple[int, ...]:
         rank = max(len(s) for s in shapes)
@@ -170,7 +171,7 @@ class Semantic:
             raise ValueError(f"expand_dims received duplicate axes, normalized axes = {normalized}")
         for a in sorted(a if a >= 0 else a + ndim for a in axes):
             shape = x.shape[:a] + (1,) + x.shape[a:]
-            x = self.emit("tile.expand_dims", [x], TileType(x.dtype, shape), axis=a)
+            x = self.emit(OP.TILE_EXPAND_DIMS, [x], TileType(x.dtype, shape), axis=a)
         return x
 
     def reshape(self, x: tensor, shape: Sequence[int]) -> tensor:
@@ -184,7 +185,7 @@ class Semantic:
             return x
         if not x.shape:
             return self.splat(x, shape)
-        return self.emit("tile.reshape", [x], TileType(x.dtype, shape))
+        return self.emit(OP.TILE_RESHAPE, [x], TileType(x.dtype, shape))
 
     def permute(self, x: tensor, order: Sequence[int]) -> tensor:
         order = [int(unwrap(o)) for o in order]
@@ -193,7 +194,7 @@ class Semantic:
         if order == sorted(order):
             return x
         shape = tuple(x.shape[i] for i in order)
-        return self.emit("tile.permute", [x], TileType(x.dtype, shape), order=tuple(order))
+        return self.emit(OP.TILE_PERMUTE, [x], TileType(x.dtype, shape), order=tuple(order))
 
     def subscript(self, x: tensor, index) -> tensor:
         items = index if isinstance(index, tuple) else (index,)
@@ -224,7 +225,7 @@ class Semantic:
                 raise ValueError(f"cannot bitcast {x.dtype} to {dtype}: widths differ")
             if x.dtype == dtype:
                 return x
-            return self.emit("arith.bitcast", [x], x.type.with_dtype(dtype))
+            return self.emit(OP.ARITH_BITCAST, [x], x.type.with_dtype(dtype))
         if x.dtype == dtype:
             return x
         if rounding is not None and not (x.dtype.is_floating() and dtype.is_floating()
@@ -233,7 +234,7 @@ class Semantic:
         if (x.dtype.is_ptr() and not (dtype.is_ptr() or dtype in (T.int64, T.uint64))) or \
                 (dtype.is_ptr() and not (x.dtype.is_ptr() or x.dtype in (T.int64, T.uint64))):
             raise TypeError(f"cannot cast {x.dtype} to {dtype}: pointers convert only to and from 64-bit integers")
-        return self.emit("arith.cast", [x], x.type.with_dtype(dtype), rounding=rounding or "rtne")
+        return self.emit(OP.ARITH_CAST, [x], x.type.with_dtype(dtype), rounding=rounding or "rtne")
 
     # -- promotion
     def computation_type(self, a: T.dtype, a_literal: bool, b: T.dtype, b_literal: bool,
@@ -310,7 +311,7 @@ class Semantic:
         if not offset.dtype.is_int() or offset.dtype.is_bool():
             raise TypeError(f"pointer offsets must be integers, got {offset.dtype}")
         ptr, offset = self.broadcast(ptr, offset)
-        return self.emit("tile.addptr", [ptr, offset], ptr.type)
+        return self.emit(OP.TILE_ADDPTR, [ptr, offset], ptr.type)
 
     def truediv(self, a, b) -> tensor:
         a_lit, b_lit = not isinstance(a, tensor), not isinstance(b, tensor)
@@ -326,18 +327,18 @@ class Semantic:
         a, b, dtype = self._binary_operands(a, b, div_or_mod=True)
         if dtype.is_floating():
             raise TypeError("// on floating-point tensors is not supported; use tl.floor(a / b)")
-        return self.emit("arith.div", [a, b], a.type)
+        return self.emit(OP.ARITH_DIV, [a, b], a.type)
 
     def mod(self, a, b) -> tensor:
         a, b, _ = self._binary_operands(a, b, div_or_mod=True)
-        return self.emit("arith.rem", [a, b], a.type)
+        return self.emit(OP.ARITH_REM, [a, b], a.type)
 
     def pow(self, a, b) -> tensor:
         a, b, dtype = self._binary_operands(a, b)
         if not dtype.is_floating():
             raise TypeError("** needs floating-point operands in a kernel")
         self.check_math_dtype("pow", a)
-        return self.emit("math.pow", [a, b], a.type)
+        return self.emit(OP.MATH_POW, [a, b], a.type)
 
     def bitwise(self, op: str, a, b) -> tensor:
         a, b, _ = self._binary_operands(a, b, allow_float=False)
@@ -351,7 +352,7 @@ class Semantic:
         if op == "shr" and shifted.dtype.is_int_signed() != dtype.is_int_signed() and not dtype.is_bool():
             kind = T.BY_NAME[("int" if shifted.dtype.is_int_signed() else "uint") + str(dtype.primitive_bitwidth)]
             a, b = self.cast(a, kind), self.cast(b, kind)  # same width: the bits are kept
-            return self.cast(self.emit("arith.shr", [a, b], a.type), dtype)
+            return self.cast(self.emit(OP.ARITH_SHR, [a, b], a.type), dtype)
         return self.emit(f"arith.{op}", [a, b], a.type)
 
     def logical(self, op: str, a, b) -> tensor:
@@ -365,19 +366,19 @@ class Semantic:
 
     def logical_not(self, x) -> tensor:
         x = self.truthy(x)
-        return self.emit("arith.xor", [x, self.full(x.shape, True, T.int1)], x.type)
+        return self.emit(OP.ARITH_XOR, [x, self.full(x.shape, True, T.int1)], x.type)
 
     def neg(self, x) -> tensor:
         x = self.to_tensor(x)
         if x.dtype.is_ptr() or x.dtype.is_bool():
             raise TypeError(f"cannot negate {x.dtype}")
-        return self.emit("arith.neg", [x], x.type)
+        return self.emit(OP.ARITH_NEG, [x], x.type)
 
     def invert(self, x) -> tensor:
         x = self.to_tensor(x)
         if not x.dtype.is_int():
             raise TypeError(f"~ needs an integer tensor, got {x.dtype}")
-        return self.emit("arith.not", [x], x.type)
+        return self.emit(OP.ARITH_NOT, [x], x.type)
 
     def compare(self, pred: str, a, b) -> tensor:
         a_t, b_t = self.to_tensor(a), self.to_tensor(b)
@@ -387,7 +388,7 @@ class Semantic:
             a, b = a_t, b_t
         a, b, _ = self._binary_operands(a if not isinstance(a, tensor) or not a.dtype.is_ptr() else a_t,
                                         b if not isinstance(b, tensor) or not b.dtype.is_ptr() else b_t)
-        return self.emit("arith.cmp", [a, b], a.type.with_dtype(T.int1), predicate=pred)
+        return self.emit(OP.ARITH_CMP, [a, b], a.type.with_dtype(T.int1), predicate=pred)
 
     def where(self, cond, x, y) -> tensor:
         cond = self.truthy(cond)
@@ -399,7 +400,7 @@ class Semantic:
             dtype = self.computation_type(x.dtype, x_lit, y.dtype, y_lit)
         x, y = self.cast(x, dtype), self.cast(y, dtype)
         cond, x, y = self.broadcast(cond, x, y)
-        return self.emit("arith.select", [cond, x, y], x.type)
+        return self.emit(OP.ARITH_SELECT, [cond, x, y], x.type)
 
     def minmax(self, op: str, a, b, propagate_nan: bool = False) -> tensor:
         a, b, dtype = self._binary_operands(a, b)
@@ -416,7 +417,7 @@ class Semantic:
         if fn == "abs":
             if x.dtype.is_int_unsigned():
                 return x
-            return self.emit("math.abs", [x], x.type)
+            return self.emit(OP.MATH_ABS, [x], x.type)
         if fn in ("floor", "ceil", "trunc", "rint") and x.dtype.is_int():
             return x
         if x.dtype.is_int():
@@ -428,7 +429,7 @@ class Semantic:
         a, b, c = self.to_tensor(a), self.to_tensor(b), self.to_tensor(c)
         dtype = self.computation_type(self.computation_type(a.dtype, False, b.dtype, False), False, c.dtype, False)
         a, b, c = self.broadcast(self.cast(a, dtype), self.cast(b, dtype), self.cast(c, dtype))
-        return self.emit("arith.fma", [a, b, c], a.type)
+        return self.emit(OP.ARITH_FMA, [a, b, c], a.type)
 
     def umulhi(self, a, b) -> tensor:
         """High half of the product of the operands' unsigned bit patterns (Triton's and CUDA's umulhi),
@@ -437,8 +438,8 @@ class Semantic:
         if dtype.is_int_signed():
             unsigned = T.BY_NAME[f"uint{dtype.primitive_bitwidth}"]
             a, b = self.cast(a, unsigned), self.cast(b, unsigned)  # same width: the bits are kept
-            return self.cast(self.emit("arith.umulhi", [a, b], a.type), dtype)
-        return self.emit("arith.umulhi", [a, b], a.type)
+            return self.cast(self.emit(OP.ARITH_UMULHI, [a, b], a.type), dtype)
+        return self.emit(OP.ARITH_UMULHI, [a, b], a.type)
 
     # -- memory
     def load(self, ptr, mask=None, other=None, cache: str = "", eviction: str = "", volatile: bool = False) -> tensor:
@@ -461,7 +462,7 @@ class Semantic:
             other = self.full(shape, 0, elem)
         else:
             other = self.broadcast_to(self.cast(other, elem), shape)
-        return self.emit("tile.load", [ptr, mask, other], TileType(elem, shape),
+        return self.emit(OP.TILE_LOAD, [ptr, mask, other], TileType(elem, shape),
                          cache=str(cache or ""), eviction=str(eviction or ""), volatile=bool(volatile))
 
     def store(self, ptr, value, mask=None, cache: str = "", eviction: str = "") -> None:
@@ -477,7 +478,7 @@ class Semantic:
             ptr = self.broadcast_to(ptr, shape)
         value = self.broadcast_to(self.cast(value, ptr.dtype.element_ty), shape)
         mask = self.broadcast_to(self.truthy(mask), shape) if mask is not None else self.full(shape, True, T.int1)
-        self.builder.create("tile.store", [ptr.handle, value.handle, mask.handle], [],
+        self.builder.create(OP.TILE_STORE, [ptr.handle, value.handle, mask.handle], [],
                             {"cache": str(cache or ""), "eviction": str(eviction or "")})
 
     def atomic(self, kind: str, ptr, val, mask=None, sem=None, scope=None) -> tensor:
@@ -495,7 +496,7 @@ class Semantic:
         ptr = self.broadcast_to(ptr, shape)
         val = self.broadcast_to(self.cast(val, elem), shape)
         mask = self.broadcast_to(self.truthy(mask), shape) if mask is not None else self.full(shape, True, T.int1)
-        return self.emit("tile.atomic", [ptr, val, mask], TileType(elem, shape), kind=kind,
+        return self.emit(OP.TILE_ATOMIC, [ptr, val, mask], TileType(elem, shape), kind=kind,
                          sem=str(sem or "acq_rel"), scope=str(scope or "gpu"))
 
     def atomic_cas(self, ptr, cmp, val, sem=None, scope=None) -> tensor:
@@ -508,12 +509,12 @@ class Semantic:
         ptr = self.broadcast_to(ptr, shape)
         cmp = self.broadcast_to(self.cast(cmp, elem), shape)
         val = self.broadcast_to(self.cast(val, elem), shape)
-        return self.emit("tile.atomic_cas", [ptr, cmp, val], TileType(elem, shape),
+        return self.emit(OP.TILE_ATOMIC_CAS, [ptr, cmp, val], TileType(elem, shape),
                          sem=str(sem or "acq_rel"), scope=str(scope or "gpu"))
 
     # -- reductions and scans
     def reduce(self, inputs: Sequence[tensor], axis, combine: Callable, keep_dims: bool = False,
-               op: str = "tile.reduce", extra_attrs: dict | None = None) -> list[tensor]:
+               op: str = OP.TILE_REDUCE, extra_attrs: dict | None = None) -> list[tensor]:
         """Reduce (or scan) along `axis`; `combine(lhs_tuple, rhs_tuple) -> tuple` emits the region body."""
         inputs = [self.to_tensor(x) for x in inputs]
         axis = unwrap(axis)
@@ -541,8 +542,8 @@ class Semantic:
             out = [self.cast(self.to_tensor(o), x.dtype) for o, x in zip(out, inputs)]
             if len(out) != n or any(o.shape for o in out):
                 raise ValueError("the combine function must return one scalar per input")
-            self.builder.create("scf.yield", [o.handle for o in out], [])
-        if op == "tile.scan":
+            self.builder.create(OP.SCF_YIELD, [o.handle for o in out], [])
+        if op == OP.TILE_SCAN:
             result_types = [x.type for x in inputs]
             attrs = {"axis": axis, **(extra_attrs or {})}
         else:
@@ -550,7 +551,7 @@ class Semantic:
             attrs = {"axis": axis}
         res = self.builder.create(op, [x.handle for x in inputs], result_types, attrs, [region])
         outs = [tensor(r) for r in res.results]
-        if keep_dims and op == "tile.reduce":
+        if keep_dims and op == OP.TILE_REDUCE:
             outs = [self.expand_dims(o, axis) for o in outs]
         return outs
 
@@ -587,7 +588,7 @@ class Semantic:
         if acc.dtype in (T.float16, T.bfloat16):
             # A 16-bit accumulator sums in fp32 and is rounded once: tensor cores keep the partial sums of an
             # MMA wide, and Triton's interpreter does the same; rounding every k step loses Triton's accuracy.
-            wide = self.emit("tile.dot", [a, b, self.cast(acc, T.float32)], acc.type.with_dtype(T.float32),
+            wide = self.emit(OP.TILE_DOT, [a, b, self.cast(acc, T.float32)], acc.type.with_dtype(T.float32),
                              input_precision=precision)
             return self.cast(wide, acc.dtype)
-        return self.emit("tile.dot", [a, b, acc], acc.type, input_precision=precision)
+        return self.emit(OP.TILE_DOT, [a, b, acc], acc.type, input_precision=precision)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from dsl.frontend import compile_kernel
 from dsl.ir.core import Function, Loc, TileType
+from dsl.ir.ops import OP
 from dsl.ir.verifier import verify
 from jit import abi, cache, engine, gpu_resources
 from jit.passes import run_passes
@@ -222,7 +223,7 @@ def cache_key(jit_fn, signature: dict, options: Options, divisible: tuple[str, .
 
 def _print_types(func: Function, sites: list[abi.Site]) -> dict[int, list[str]]:
     """Operand types of each print site, so the runtime can decode what a kernel printed."""
-    prints = [op for op in func.walk() if op.name == "tile.print"]
+    prints = [op for op in func.walk() if op.name == OP.TILE_PRINT]
     table = {}
     for index, site in enumerate(sites):
         if site.kind == "print":

@@ -29,6 +29,7 @@ import numpy as np
 import simulator
 from dsl.dtypes import parse_ir_type
 from dsl.ir.core import TileType
+from dsl.ir.ops import OP, OPS, Trait, with_trait
 from jit import gpu_resources, launcher, sampling, shared_model
 from jit.layout import default_layout, warp_rows
 from jit.tracebuf import TraceBuffers
@@ -37,12 +38,12 @@ from simulator import Counters, LaunchCounters, LaunchRecord, MachineSpec
 DEFAULT_SHARED_PADDING = 1  # elements of padding per scratch row of a layout change (Triton pads too)
 LineKey = tuple[str, int]
 
-_ARITH_CLASS = {"arith.add": "fp_add", "arith.sub": "fp_add", "arith.neg": "fp_add", "arith.min": "fp_add",
-                "arith.max": "fp_add", "arith.mul": "fp_mul", "arith.fma": "fp_fma", "arith.div": "special",
-                "arith.rem": "special"}
-_CLS = {"int": "integer", "cmp": "compare_select", "cvt": "conversion", "sfu": "special", "misc": "other",
-        "control": "branch"}
-_NO_INSTRUCTIONS = {"tile.join", "tile.split", "tile.cat", "tile.flip", "tile.permute", "tile.dot"}
+_COMBINES = with_trait(Trait.COMBINES)  # reductions and scans: counted from their combine region
+# instruction classes (OpInfo.cls) of float arithmetic, which counts as integer work on integer types
+FLOAT_CLASSES = frozenset({"fp_add", "fp_mul", "fp_fma", "special"})
+# OpInfo.cls values the profiler counts through their own Counters fields (or not at all), not as SIMT
+# instructions per element; inside a combine region they count as "other"
+OWN_FIELD_CLASSES = frozenset({"memory", "atomic", "tensor", "barrier", "none"})
 
 
 # --- entry points --------------------------------------------------------------------------------------
@@ -297,11 +298,11 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
             weight = float(counts[p]) / max(1, buffers.records(p))  # executions per traced one (jit.sampling)
             results = _memory(rec, line, info, buffers.stream_parts(p), spec, num_warps, device, weight)
             if touched is not None:
-                touched["write" if info["op"] == "tile.store" else "read"].extend(r.sector_ids for r in results)
+                touched["write" if info["op"] == OP.TILE_STORE else "read"].extend(r.sector_ids for r in results)
     # the longest chain of dependent loads: a load executed n times in a loop waits n round trips
-    rec.memory_rounds(max((int(counts[p]) for p in live if probes[p]["op"] == "tile.load"), default=0))
+    rec.memory_rounds(max((int(counts[p]) for p in live if probes[p]["op"] == OP.TILE_LOAD), default=0))
     # loads whose addresses come from other loads (gathers through a page table) wait for those first
-    rec.dependent_rounds(max((int(counts[p]) for p in live if probes[p]["op"] == "tile.load"
+    rec.dependent_rounds(max((int(counts[p]) for p in live if probes[p]["op"] == OP.TILE_LOAD
                               and probes[p].get("indirect")), default=0))
     totals, lines = rec.finish()
     for line, counters in extra.items():
@@ -318,7 +319,7 @@ def _dot_operands(buffers: TraceBuffers, live: list[int], device: DeviceAddresse
     found = {}
     for p in live:
         info = probes[p]
-        if info["op"] != "tile.dot" or "sources" not in info:
+        if info["op"] != OP.TILE_DOT or "sources" not in info:
             continue
         flags = []
         for position, source in enumerate(info["sources"][:2]):
@@ -357,7 +358,7 @@ def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, pa
     shared_bytes = gpu_resources.shared_bytes(probes, live, spec, num_warps, num_stages, padding)
     registers = simulator.estimate_registers(gpu_resources.live_bytes(probes, live), num_warps, spec)
     extra: dict[LineKey, Counters] = {}
-    dot_shapes = {tuple(probes[p]["results"][0][0]) for p in live if probes[p]["op"] == "tile.dot"}
+    dot_shapes = {tuple(probes[p]["results"][0][0]) for p in live if probes[p]["op"] == OP.TILE_DOT}
     for p in live:
         info = probes[p]
         if not info["trace"]:
@@ -388,7 +389,7 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
     view = tuple(shape[a] for a in axes)
     index = np.arange(numel).reshape(shape).transpose(axes).ravel()  # view's flat position -> tile's
     head = head[:, index]
-    vector = 1 if kind.startswith("tile.atomic") else _vector_width(head, view, itemsize, threads)
+    vector = 1 if OPS[kind].cls == "atomic" else _vector_width(head, view, itemsize, threads)
     rows = warp_rows(default_layout(view, num_warps, spec.warp_size, vector))
     element = index[rows.element]
     per_record = rows.element.shape[0]
@@ -407,16 +408,16 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
             flags = np.ascontiguousarray(data[:, 1 + numel:]).view(np.uint8)[:, :numel]
             if not flags.all():
                 active = flags[:, element].astype(bool)
-                if kind != "tile.load":
+                if kind != OP.TILE_LOAD:
                     active &= ~rows.replica
                 active = active.reshape(-1, spec.warp_size)
-        if active is None and kind != "tile.load" and rows.replica.any():
+        if active is None and kind != OP.TILE_LOAD and rows.replica.any():
             active = np.broadcast_to(~rows.replica, (len(data),) + rows.replica.shape).reshape(-1, spec.warp_size)
         program_ids = np.repeat(data[:, 0], per_record)
-        if kind == "tile.load":
+        if kind == OP.TILE_LOAD:
             results.append(rec.global_access(line, lanes, active, vector * itemsize, program_ids=program_ids,
                                              weight=weight))
-        elif kind == "tile.store":
+        elif kind == OP.TILE_STORE:
             results.append(rec.global_access(line, lanes, active, vector * itemsize, store=True,
                                              program_ids=program_ids, weight=weight))
         else:
@@ -481,11 +482,11 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
     numel = _numel(out)
     dtype = parse_ir_type(out[1])
     per = _warp_instructions(numel, num_warps, spec)
-    if name == "tile.dot":
+    if name == OP.TILE_DOT:
         return _dot(info, execs, spec, num_warps, operands)
-    if name in ("tile.reduce", "tile.scan"):
+    if name in _COMBINES:
         return _reduction(info, execs, spec, num_warps, dot_shapes)
-    if name == "tile.permute":
+    if name == OP.TILE_PERMUTE:
         order = tuple(info["attrs"]["order"])
         if not shared_model.moves_fastest_dim(order):
             return None
@@ -493,36 +494,29 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
         itemsize = max(1, parse_ir_type(src[1]).itemsize)
         writes, reads, _ = shared_model.permute(tuple(src[0]), order, itemsize, num_warps, spec.warp_size, padding)
         return _times(_shared(writes + reads, spec), execs) + Counters(barriers=execs * num_warps)
-    if name == "tile.barrier":
+    cls = OPS[name].cls
+    if cls == "barrier":
         return Counters(barriers=execs * num_warps)
-    if name in _NO_INSTRUCTIONS:
+    if cls in ("none", "tensor"):
         return None
-    if name == "tile.sort":
+    if name == OP.TILE_SORT:
         n = out[0][-1] if out[0] else 1
         stages = max(1, int(math.log2(max(2, n))) * (int(math.log2(max(2, n))) + 1) // 2)
         return Counters(instructions={"compare_select": execs * _warp_instructions(numel * stages, num_warps, spec)})
-    if name == "tile.gather":
-        return Counters(instructions={"shuffle": execs * per})
-    if name.startswith("scf."):
+    if cls == "branch":
         return Counters(instructions={"branch": execs * num_warps})
-    cls = _class(name, info["cls"] if "cls" in info else None, dtype)
+    cls = _class(cls, dtype)
     flops = 0
-    if cls in ("fp_add", "fp_mul", "fp_fma", "special") and dtype.is_floating():
+    if cls in FLOAT_CLASSES and dtype.is_floating():
         flops = execs * numel * (2 if cls == "fp_fma" else 1)
     return Counters(instructions={cls: execs * per}, simt_flops=flops)
 
 
-def _class(name: str, _unused, dtype) -> str:
-    from dsl.ir.ops import OPS
-
-    cls = OPS[name].cls if name in OPS else "misc"
-    if cls == "fp":
-        if not dtype.is_floating():
-            return "integer"
-        if name.startswith("math."):
-            return "fp_add"
-        return _ARITH_CLASS.get(name, "fp_add")
-    return _CLS.get(cls, "other")
+def _class(cls: str, dtype) -> str:
+    """The counted class of an op of table class `cls` on `dtype` (float arithmetic on integers is integer)."""
+    if cls in OWN_FIELD_CLASSES:
+        return "other"
+    return "integer" if cls in FLOAT_CLASSES and not dtype.is_floating() else cls
 
 
 def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int, operands: str = "") -> Counters:
@@ -564,7 +558,7 @@ def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int, dot_sh
     per = _warp_instructions(numel, num_warps, spec)
     flops = 0
     for op in combine:
-        cls = _class(op, None, dtype)
+        cls = _class(OPS[op].cls, dtype)
         instructions[cls] = instructions.get(cls, 0) + execs * per
         if cls.startswith("fp_") and dtype.is_floating():
             flops += execs * numel

@@ -25,6 +25,7 @@ import numpy as np
 
 from dsl.errors import OutOfBoundsError
 from dsl.ir.core import Function, Operation, Value
+from dsl.ir.ops import OP, Trait, with_trait
 from jit import env
 from jit.codegen.provenance import result_sources
 from jit.interp.machine import Hooks
@@ -275,7 +276,7 @@ class Sanitizers(Hooks):
             self._track_nan(op, args, results)
 
     def _track_nan(self, op, args, results):
-        if op.name in ("tile.load", "tile.atomic", "tile.atomic_cas", "arith.constant") or not results:
+        if op.name in _NOT_PRODUCERS or not results:
             return
         index = self.op_index.setdefault(op, len(self.ops))
         if index == len(self.ops):
@@ -319,16 +320,18 @@ class Sanitizers(Hooks):
                        [self.pid])
 
 
-_WRAPPING = {"arith.add": lambda a, b: a + b, "arith.sub": lambda a, b: a - b, "arith.mul": lambda a, b: a * b,
-             "arith.shl": lambda a, b: a << np.clip(b, 0, 63)}
-_THROUGH = {"tile.splat", "tile.broadcast", "tile.expand_dims", "tile.reshape", "tile.permute", "arith.cast",
-            "arith.select", "arith.add", "arith.sub", "arith.mul", "arith.shl", "arith.min", "arith.max"}
+_WRAPPING = {OP.ARITH_ADD: lambda a, b: a + b, OP.ARITH_SUB: lambda a, b: a - b, OP.ARITH_MUL: lambda a, b: a * b,
+             OP.ARITH_SHL: lambda a, b: a << np.clip(b, 0, 63)}
+# a NaN or Inf read from memory or written as a constant is an input, not one the kernel produced
+_NOT_PRODUCERS = with_trait(Trait.READS_MEMORY) | {OP.ARITH_CONSTANT}
+# integer values reach an offset through shape ops, choices (select, min, max), casts and the wrapping arithmetic
+_THROUGH = with_trait(Trait.SAME_VALUES) | with_trait(Trait.SELECTS) | frozenset(_WRAPPING) | {OP.ARITH_CAST}
 
 
 def _feeds_addresses(func: Function) -> set[Value]:
     """Integer values that flow into the offset of a tile.addptr (through arithmetic, casts and shape ops)."""
     seen: set[Value] = set()
-    work = [op.operands[1] for op in func.walk() if op.name == "tile.addptr"]
+    work = [op.operands[1] for op in func.walk() if op.name == OP.TILE_ADDPTR]
     while work:
         v = work.pop()
         if v in seen:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from dsl.ir.core import Block, Loc, Operation, TileType, Value
+from dsl.ir.ops import OP
 
 
 class Builder:
@@ -22,7 +23,7 @@ class Builder:
         return self.create(name, operands, [result_type], attrs).result
 
     def constant(self, value, type: TileType) -> Value:
-        return self.value("arith.constant", [], type, value=value)
+        return self.value(OP.ARITH_CONSTANT, [], type, value=value)
 
     @contextmanager
     def at(self, block: Block) -> Iterator[Builder]:

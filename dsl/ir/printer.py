@@ -11,10 +11,12 @@ import json
 import math
 import numbers
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dsl.ir.core import Block, Function, Operation, Value
+if TYPE_CHECKING:  # the IR's classes print themselves through this module
+    from dsl.ir.core import Block, Function, Operation, Value
 
 # Names the parser's lexer accepts bare; anything else is written as a JSON string.
 IDENT = re.compile(r"[^\W\d]\w*")

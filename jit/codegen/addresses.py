@@ -10,9 +10,11 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from dsl.ir.core import Value
-from dsl.ir.ops import REINDEX
+from dsl.ir.ops import OP, Trait, with_trait
 from jit.codegen.elements import source_index
 from jit.codegen.llvm_types import I64
+
+REINDEX = with_trait(Trait.REINDEX)
 
 
 def pointer_base(lw, value: Value) -> Value | None:
@@ -22,9 +24,9 @@ def pointer_base(lw, value: Value) -> Value | None:
     if value not in lw.fused:
         return None
     op = value.op
-    if op.name == "tile.splat":
+    if op.name == OP.TILE_SPLAT:
         return op.operands[0]
-    if op.name in REINDEX or op.name == "tile.addptr":
+    if op.name in REINDEX or op.name == OP.TILE_ADDPTR:
         return pointer_base(lw, op.operands[0])
     return None
 
@@ -34,9 +36,9 @@ def offset_terms(value: Value) -> list[Value]:
     terms = []
     while not value.type.is_scalar:
         op = value.op
-        if op.name == "tile.splat":
+        if op.name == OP.TILE_SPLAT:
             break
-        if op.name == "tile.addptr":
+        if op.name == OP.TILE_ADDPTR:
             terms.append(op.operands[1])
         value = op.operands[0]
     return terms
@@ -47,7 +49,7 @@ def element_offset(lw, value: Value, idx: list[ir.Value], wide: bool) -> ir.Valu
     if value.type.is_scalar:
         return None
     op = value.op
-    if op.name == "tile.splat":
+    if op.name == OP.TILE_SPLAT:
         return None
     if op.name in REINDEX:
         return element_offset(lw, op.operands[0], source_index(lw, op, idx), wide)
@@ -65,9 +67,9 @@ def offset_key(value: Value) -> tuple:
     key: list = [value.type.shape]
     while not value.type.is_scalar:
         op = value.op
-        if op.name == "tile.splat":
+        if op.name == OP.TILE_SPLAT:
             break
-        if op.name == "tile.addptr":
+        if op.name == OP.TILE_ADDPTR:
             key.append(op.operands[1])
         else:
             key.append((op.name, op.operands[0].type.shape, tuple(sorted(op.attrs.items()))))

@@ -158,7 +158,7 @@ class Lowering:
         emitter = self.emitters.get(op.name)
         if emitter is None:
             raise NotImplementedError(f"no LLVM lowering for {op.name}")
-        if self.instrument and op.info.cls not in ("mem", "atomic") and op.name not in instrument.SILENT:
+        if self.instrument and op.name not in instrument.UNCOUNTED:
             instrument.count(self, op)
         emitter(self, op)
 

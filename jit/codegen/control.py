@@ -12,6 +12,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from dsl.ir.core import Operation, Value
+from dsl.ir.ops import OP
 from jit.codegen import instrument
 from jit.codegen.buffers import Buffer
 from jit.codegen.llvm_types import I64, register_type
@@ -116,7 +117,7 @@ def emit_while(lw, op: Operation) -> None:
     _bind_all(lw, op.results, forwarded)
 
 
-EMITTERS = {"scf.for": emit_for, "scf.if": emit_if, "scf.while": emit_while}
+EMITTERS = {OP.SCF_FOR: emit_for, OP.SCF_IF: emit_if, OP.SCF_WHILE: emit_while}
 
 
 def assign(lw, pairs: list[tuple[Buffer, Value]]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from dsl.ir.core import Operation
+from dsl.ir.ops import OP
 from jit import abi
 from jit.codegen.llvm_types import F64, I8, I64
 from jit.codegen.loops import linear_index, loop_nest, row_major_strides
@@ -73,4 +74,4 @@ def emit_assert(lw, op: Operation) -> None:
     b.position_at_end(cont)
 
 
-EMITTERS = {"tile.print": emit_print, "tile.assert": emit_assert}
+EMITTERS = {OP.TILE_PRINT: emit_print, OP.TILE_ASSERT: emit_assert}

@@ -17,6 +17,7 @@ import llvmlite.ir as ir
 
 from dsl.dtypes import dtype
 from dsl.ir.core import Operation, TileType, Value
+from dsl.ir.ops import OP
 from jit.codegen import numerics
 from jit.codegen.buffers import Buffer
 from jit.codegen.llvm_types import F32, F64, I32, I64, intrinsic, is_narrow_float, register_type
@@ -50,7 +51,7 @@ def emit_dot(lw, op: Operation) -> None:
     lw.define(op.result, c, owned=True)
 
 
-EMITTERS = {"tile.dot": emit_dot}
+EMITTERS = {OP.TILE_DOT: emit_dot}
 
 
 def _pack(lw, value: Value, compute: ir.Type, precision: str) -> Buffer:

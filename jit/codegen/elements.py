@@ -13,6 +13,7 @@ import numpy as np
 
 from dsl.dtypes import dtype
 from dsl.ir.core import Operation, Value
+from dsl.ir.ops import OP
 from jit.codegen import numerics
 from jit.codegen.llvm_types import I1, I32, I64, constant, is_narrow_float
 from jit.codegen.ops_elementwise import ELEMENTWISE
@@ -106,10 +107,10 @@ def _flip_index(lw, op, idx):
 
 
 _INDEX_MAPS = {
-    "tile.broadcast": _broadcast_index,
-    "tile.expand_dims": _expand_dims_index,
-    "tile.permute": _permute_index,
-    "tile.flip": _flip_index,
+    OP.TILE_BROADCAST: _broadcast_index,
+    OP.TILE_EXPAND_DIMS: _expand_dims_index,
+    OP.TILE_PERMUTE: _permute_index,
+    OP.TILE_FLIP: _flip_index,
 }
 
 
@@ -124,10 +125,10 @@ def _load(lw, op, idx):
 
 
 _REMAPS = {
-    "tile.load": _load,
-    "arith.constant": _constant,
-    "tile.arange": _arange,
-    "tile.splat": _splat,
+    OP.TILE_LOAD: _load,
+    OP.ARITH_CONSTANT: _constant,
+    OP.TILE_ARANGE: _arange,
+    OP.TILE_SPLAT: _splat,
     **{name: _reindex for name in _INDEX_MAPS},
 }
 
@@ -154,8 +155,8 @@ def _view_flip(op, buf):
 
 
 _VIEWS = {
-    "tile.broadcast": _view_broadcast,
-    "tile.expand_dims": _view_expand_dims,
-    "tile.permute": _view_permute,
-    "tile.flip": _view_flip,
+    OP.TILE_BROADCAST: _view_broadcast,
+    OP.TILE_EXPAND_DIMS: _view_expand_dims,
+    OP.TILE_PERMUTE: _view_permute,
+    OP.TILE_FLIP: _view_flip,
 }

@@ -13,22 +13,18 @@ does not overlap what the fused loads read (memory.py), since lanes then load an
 from __future__ import annotations
 
 from dsl.ir.core import Block, Function, Operation, Value
-from dsl.ir.ops import OPS
+from dsl.ir.ops import OP, OPS, Trait, with_trait
 
-REMAPS = ("arith.constant", "tile.arange", "tile.splat", "tile.broadcast", "tile.expand_dims",
-          "tile.permute", "tile.flip")
-ALWAYS_FUSED = frozenset({"arith.constant", "tile.arange", "tile.splat"})
+# values computed from the element index alone, and index remaps of them
+ALWAYS_FUSED = with_trait(Trait.FROM_INDEX)
+REMAPS = ALWAYS_FUSED | with_trait(Trait.REINDEX)
 # integer and pointer ops cheap enough to recompute in every consumer (index and mask arithmetic)
-INDEX_OPS = frozenset({"tile.broadcast", "tile.expand_dims", "tile.permute", "tile.flip", "tile.addptr",
-                       "arith.add", "arith.sub", "arith.mul", "arith.and", "arith.or", "arith.xor", "arith.shl",
-                       "arith.shr", "arith.min", "arith.max", "arith.cmp", "arith.select", "arith.not",
-                       "arith.neg", "arith.cast"})
+INDEX_OPS = with_trait(Trait.REINDEX) | with_trait(Trait.INDEX_ARITH)
 MAX_INDEX_COST = 24
-FUSABLE = frozenset(REMAPS) | frozenset(name for name, info in OPS.items() if info.elementwise)
+ELEMENTWISE = frozenset(name for name, info in OPS.items() if info.elementwise)
+FUSABLE = REMAPS | ELEMENTWISE
 # ops that read their tile operands element by element (or materialise them where they are)
-CONSUMERS = FUSABLE | {"tile.load", "tile.store", "tile.atomic", "tile.atomic_cas", "tile.reduce", "tile.scan",
-                       "tile.dot", "tile.reshape", "tile.join", "tile.cat", "tile.gather", "tile.sort",
-                       "tile.histogram", "tile.print", "tile.assert"}
+CONSUMERS = FUSABLE | with_trait(Trait.CONSUMES_ELEMENTS)
 
 
 def users(func: Function) -> dict[Value, list[Operation]]:
@@ -80,10 +76,10 @@ def _index_cost(op: Operation, known: dict[Value, int]) -> int | None:
 
 
 
-MEMORY_WRITERS = frozenset({"tile.store", "tile.atomic", "tile.atomic_cas"})
+MEMORY_WRITERS = with_trait(Trait.WRITES_MEMORY)
 # a load may end up inside these; ops that read an element more than once (broadcasts, reductions)
 # would repeat the load, so they stop a load's fusion
-LOAD_CONSUMERS = frozenset(name for name, info in OPS.items() if info.elementwise) | {"tile.store"}
+LOAD_CONSUMERS = ELEMENTWISE | {OP.TILE_STORE}
 
 
 def _fusable_loads(func: Function, users: dict[Value, list[Operation]], fused: set[Value]) -> set[Value]:
@@ -91,7 +87,7 @@ def _fusable_loads(func: Function, users: dict[Value, list[Operation]], fused: s
     for block in _blocks(func.body):
         position = {op: i for i, op in enumerate(block.ops)}
         for i, op in enumerate(block.ops):
-            if op.name != "tile.load" or op.attrs.get("volatile") or op.result.type.is_scalar:
+            if op.name != OP.TILE_LOAD or op.attrs.get("volatile") or op.result.type.is_scalar:
                 continue
             sink = _sink(op.result, users, fused)
             if sink is None or sink.parent is not block:

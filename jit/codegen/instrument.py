@@ -27,6 +27,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from dsl.ir.core import Operation, Value
+from dsl.ir.ops import OP, Trait, with_trait
 from jit import abi
 from jit.codegen.llvm_types import I8, I64
 from jit.codegen.loops import linear_index, loop_nest, row_major_strides
@@ -34,8 +35,10 @@ from jit.codegen.loops import linear_index, loop_nest, row_major_strides
 GROW_TYPE = ir.FunctionType(ir.VoidType(), [I64, I64, I64])
 
 # ops that emit no GPU instruction of their own (constants, index remaps folded into consumers)
-SILENT = frozenset({"arith.constant", "tile.splat", "tile.broadcast", "tile.expand_dims", "tile.reshape",
-                    "tile.program_id", "tile.num_programs", "scf.yield", "scf.condition"})
+SILENT = with_trait(Trait.SILENT)
+_COMBINES = with_trait(Trait.COMBINES)
+# ops whose counts come from their traces (memory ops), or that have none
+UNCOUNTED = SILENT | with_trait(Trait.READS_MEMORY) | with_trait(Trait.WRITES_MEMORY)
 
 
 def describe(op: Operation, trace: bool = False) -> dict:
@@ -49,7 +52,7 @@ def describe(op: Operation, trace: bool = False) -> dict:
         "attrs": {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.items()},
         "trace": trace,
     }
-    if op.regions and op.name in ("tile.reduce", "tile.scan"):
+    if op.name in _COMBINES:
         info["combine"] = [o.name for o in op.regions[0].ops if not o.info.terminator]
     return info
 
@@ -62,9 +65,9 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
     info = describe(op, trace)
     if kind:
         info["kind"] = kind
-    if op.name == "tile.dot":
+    if op.name == OP.TILE_DOT:
         info["sources"] = [operand_source(lw, v) for v in op.operands[:2]]
-    elif op.name == "tile.load":
+    elif op.name == OP.TILE_LOAD:
         info["indirect"] = _reads_loaded_value(op.operands[0])
     lw.probes.append(info)
     return len(lw.probes) - 1
@@ -72,7 +75,7 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
 
 # ops a dot operand passes through on its way from memory without being computed: which matrix instruction
 # a GPU can use depends on whether the operand comes straight from a load and in which memory order
-_PASS_THROUGH = frozenset({"arith.cast", "arith.bitcast", "tile.permute"})
+_PASS_THROUGH = frozenset({OP.ARITH_CAST, OP.ARITH_BITCAST, OP.TILE_PERMUTE})
 
 
 def operand_source(lw, value: Value) -> list | None:
@@ -80,11 +83,11 @@ def operand_source(lw, value: Value) -> list | None:
     transposed = False
     op = value.op
     while op is not None and op.name in _PASS_THROUGH:
-        if op.name == "tile.permute":
+        if op.name == OP.TILE_PERMUTE:
             order = tuple(op.attrs["order"])
             transposed ^= order[-2:] == (len(order) - 1, len(order) - 2)
         op = op.operands[0].op
-    if op is None or op.name != "tile.load":
+    if op is None or op.name != OP.TILE_LOAD:
         return None
     probe = lw.probe_ids.get((op, None))
     return None if probe is None else [probe, transposed]
@@ -99,7 +102,7 @@ def _reads_loaded_value(value: Value, limit: int = 64) -> bool:
         if op is None or id(op) in seen:
             continue
         seen.add(id(op))
-        if op.name == "tile.load":
+        if op.name == OP.TILE_LOAD:
             return True
         stack.extend(op.operands)
     return False

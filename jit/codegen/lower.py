@@ -16,7 +16,7 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from dsl.ir.core import Function, Operation, Value
-from dsl.ir.ops import OPS
+from dsl.ir.ops import OP, OPS
 from jit import abi
 from jit.codegen import control, debug, dot, driver, elements, fusion, memory, reduce, shapes
 from jit.codegen.context import Lowering
@@ -91,9 +91,9 @@ def _nothing(lw: Lowering, op: Operation) -> None:
 
 EMITTERS = {
     **{name: elements.emit_pure for name in fusion.FUSABLE},
-    "tile.program_id": _program_id,
-    "tile.num_programs": _num_programs,
-    "tile.barrier": _nothing,
+    OP.TILE_PROGRAM_ID: _program_id,
+    OP.TILE_NUM_PROGRAMS: _num_programs,
+    OP.TILE_BARRIER: _nothing,
     **memory.EMITTERS,
     **control.EMITTERS,
     **reduce.EMITTERS,
@@ -102,5 +102,5 @@ EMITTERS = {
     **debug.EMITTERS,
 }
 
-_MISSING = sorted(set(OPS) - set(EMITTERS) - {"scf.yield", "scf.condition"})
+_MISSING = sorted(name for name, info in OPS.items() if name not in EMITTERS and not info.terminator)
 assert not _MISSING, f"ops without a lowering: {_MISSING}"

@@ -18,6 +18,7 @@ import llvmlite.ir as ir
 
 from dsl.dtypes import dtype
 from dsl.ir.core import Operation, Value
+from dsl.ir.ops import OP, Trait, with_trait
 from jit.codegen import instrument
 from jit.codegen.checks import access_check, all_active, byte_range
 from jit.codegen.llvm_types import (
@@ -31,6 +32,7 @@ from jit.codegen.llvm_types import (
 )
 from jit.codegen.loops import loop_nest
 
+_SAME_VALUES = with_trait(Trait.SAME_VALUES)  # a constant mask stays constant through these
 _ORDERING = {"acq_rel": "seq_cst", "seq_cst": "seq_cst", "relaxed": "monotonic", "acquire": "acquire",
              "release": "release"}
 _FAIL_ORDERING = {"seq_cst": "seq_cst", "monotonic": "monotonic", "acquire": "acquire", "release": "monotonic"}
@@ -130,7 +132,7 @@ def fused_loads(lw, values: list[Value]) -> list[Operation]:
         if value in seen or value not in lw.fused or value.op is None:
             continue
         seen.add(value)
-        if value.op.name == "tile.load":
+        if value.op.name == OP.TILE_LOAD:
             found.append(value.op)
         stack.extend(value.op.operands)
     return found
@@ -229,10 +231,10 @@ def emit_atomic_cas(lw, op: Operation) -> None:
 
 
 EMITTERS = {
-    "tile.load": emit_load,
-    "tile.store": emit_store,
-    "tile.atomic": emit_atomic,
-    "tile.atomic_cas": emit_atomic_cas,
+    OP.TILE_LOAD: emit_load,
+    OP.TILE_STORE: emit_store,
+    OP.TILE_ATOMIC: emit_atomic,
+    OP.TILE_ATOMIC_CAS: emit_atomic_cas,
 }
 
 
@@ -242,9 +244,9 @@ def is_true(mask: Value) -> bool:
         op = mask.op
         if op is None:
             return False
-        if op.name == "arith.constant":
+        if op.name == OP.ARITH_CONSTANT:
             return op.attrs["value"] is True or op.attrs["value"] == 1
-        if op.name not in ("tile.splat", "tile.broadcast", "tile.expand_dims", "tile.reshape", "tile.permute"):
+        if op.name not in _SAME_VALUES:
             return False
         mask = op.operands[0]
 

@@ -14,7 +14,8 @@ import llvmlite.ir as ir
 
 from dsl.dtypes import dtype
 from dsl.ir.core import Operation
-from jit import abi
+from dsl.ir.ops import OP
+from jit import abi, mathlib
 from jit.codegen import numerics
 from jit.codegen.casts import bitcast, cast
 from jit.codegen.llvm_types import I1, intrinsic, is_narrow_float
@@ -216,31 +217,30 @@ def _addptr(lw, op, args):
 
 
 ELEMENTWISE: dict[str, Emitter] = {
-    "arith.add": _arith(lambda lw, op, a, c: lw.b.add(a, c), lambda lw, op, a, c: lw.b.fadd(a, c)),
-    "arith.sub": _arith(lambda lw, op, a, c: lw.b.sub(a, c), lambda lw, op, a, c: lw.b.fsub(a, c)),
-    "arith.mul": _arith(lambda lw, op, a, c: lw.b.mul(a, c), lambda lw, op, a, c: lw.b.fmul(a, c)),
-    "arith.div": _arith(_div_int, lambda lw, op, a, c: lw.b.fdiv(a, c)),
-    "arith.rem": _arith(_rem_int, lambda lw, op, a, c: lw.b.frem(a, c), exact=True),
-    "arith.min": _minmax("min"),
-    "arith.max": _minmax("max"),
-    "arith.and": _int_only(lambda lw, op, a, c: lw.b.and_(a, c)),
-    "arith.or": _int_only(lambda lw, op, a, c: lw.b.or_(a, c)),
-    "arith.xor": _int_only(lambda lw, op, a, c: lw.b.xor(a, c)),
-    "arith.shl": _int_only(_shl),
-    "arith.shr": _int_only(_shr),
-    "arith.umulhi": _int_only(_umulhi),
-    "arith.neg": _neg,
-    "arith.not": _not,
-    "arith.fma": _fma,
-    "arith.cmp": _cmp,
-    "arith.select": lambda lw, op, args: lw.b.select(*args),
-    "arith.cast": lambda lw, op, args: cast(lw, args[0], op.operands[0].type.dtype, op.result.type.dtype,
+    OP.ARITH_ADD: _arith(lambda lw, op, a, c: lw.b.add(a, c), lambda lw, op, a, c: lw.b.fadd(a, c)),
+    OP.ARITH_SUB: _arith(lambda lw, op, a, c: lw.b.sub(a, c), lambda lw, op, a, c: lw.b.fsub(a, c)),
+    OP.ARITH_MUL: _arith(lambda lw, op, a, c: lw.b.mul(a, c), lambda lw, op, a, c: lw.b.fmul(a, c)),
+    OP.ARITH_DIV: _arith(_div_int, lambda lw, op, a, c: lw.b.fdiv(a, c)),
+    OP.ARITH_REM: _arith(_rem_int, lambda lw, op, a, c: lw.b.frem(a, c), exact=True),
+    OP.ARITH_MIN: _minmax("min"),
+    OP.ARITH_MAX: _minmax("max"),
+    OP.ARITH_AND: _int_only(lambda lw, op, a, c: lw.b.and_(a, c)),
+    OP.ARITH_OR: _int_only(lambda lw, op, a, c: lw.b.or_(a, c)),
+    OP.ARITH_XOR: _int_only(lambda lw, op, a, c: lw.b.xor(a, c)),
+    OP.ARITH_SHL: _int_only(_shl),
+    OP.ARITH_SHR: _int_only(_shr),
+    OP.ARITH_UMULHI: _int_only(_umulhi),
+    OP.ARITH_NEG: _neg,
+    OP.ARITH_NOT: _not,
+    OP.ARITH_FMA: _fma,
+    OP.ARITH_CMP: _cmp,
+    OP.ARITH_SELECT: lambda lw, op, args: lw.b.select(*args),
+    OP.ARITH_CAST: lambda lw, op, args: cast(lw, args[0], op.operands[0].type.dtype, op.result.type.dtype,
                                             op.attrs.get("rounding", "rtne")),
-    "arith.bitcast": lambda lw, op, args: bitcast(lw, args[0], op.operands[0].type.dtype, op.result.type.dtype),
-    "tile.addptr": _addptr,
-    "math.abs": _abs,
-    "math.pow": _pow,
+    OP.ARITH_BITCAST: lambda lw, op, args: bitcast(lw, args[0], op.operands[0].type.dtype, op.result.type.dtype),
+    OP.TILE_ADDPTR: _addptr,
+    OP.MATH_ABS: _abs,
+    OP.MATH_POW: _pow,
     **{f"math.{name}": _rounding(name) for name in _ROUNDING_INTRINSICS},
-    **{f"math.{name}": _math(name)
-       for name in ("exp", "exp2", "log", "log2", "sin", "cos", "tanh", "sqrt", "rsqrt", "erf")},
+    **{f"math.{name}": _math(name) for name in mathlib.UNARY},  # the math library's algorithms
 }

@@ -8,16 +8,13 @@ the check falls back to "inside some registered buffer".
 from __future__ import annotations
 
 from dsl.ir.core import Block, Function, Value
+from dsl.ir.ops import OP, OPS, Trait, with_trait
 
 _UNKNOWN = None
 _TOP = object()  # no information yet (the start of the fixed-point iteration)
 
 # ops whose pointer result derives from the listed operands
-_THROUGH = {
-    "tile.addptr": (0,), "tile.splat": (0,), "tile.broadcast": (0,), "tile.expand_dims": (0,),
-    "tile.permute": (0,), "tile.reshape": (0,), "tile.flip": (0,), "tile.split": (0,), "tile.gather": (0,),
-    "tile.join": (0, 1), "tile.cat": (0, 1), "arith.select": (1, 2),
-}
+_THROUGH = {name: info.carries for name, info in OPS.items() if info.carries}
 
 
 class Provenance:
@@ -58,9 +55,9 @@ class Provenance:
             return _meet([self._get(v) for v in _block_arg_sources(value)])
         if op.name in _THROUGH:
             return _meet([self._get(op.operands[i]) for i in _THROUGH[op.name]])
-        if op.name == "arith.cast" and op.operands[0].type.dtype.is_ptr():
+        if op.name == OP.ARITH_CAST and op.operands[0].type.dtype.is_ptr():
             return self._get(op.operands[0])
-        if op.name in ("scf.for", "scf.while", "scf.if"):
+        if op.name in (OP.SCF_FOR, OP.SCF_WHILE, OP.SCF_IF):
             return _meet([self._get(v) for v in result_sources(value)])
         return _UNKNOWN
 
@@ -90,11 +87,11 @@ def _block_arg_sources(arg: Value) -> list[Value]:
     if op is None:
         return []
     i = arg.index
-    if op.name == "scf.for":
+    if op.name == OP.SCF_FOR:
         if i == 0:
             return []  # the induction variable is an integer
         return [op.operands[2 + i], op.regions[0].terminator.operands[i - 1]]
-    if op.name == "scf.while":
+    if op.name == OP.SCF_WHILE:
         before, after = op.regions
         if block is before:
             return [op.operands[i], after.terminator.operands[i]]
@@ -106,14 +103,14 @@ def result_sources(result: Value) -> list[Value]:
     """The values a result of scf.for / scf.while / scf.if can take: its init and the yields of its regions."""
     op = result.op
     i = result.index
-    if op.name == "scf.for":
+    if op.name == OP.SCF_FOR:
         return [op.operands[3 + i], op.regions[0].terminator.operands[i]]
-    if op.name == "scf.while":
+    if op.name == OP.SCF_WHILE:
         return [op.regions[0].terminator.operands[1 + i]]
     return [region.terminator.operands[i] for region in op.regions]  # scf.if
 
 
-WRITES = ("tile.store", "tile.atomic", "tile.atomic_cas")
+WRITES = with_trait(Trait.WRITES_MEMORY)
 
 
 def written_buffers(func: Function) -> tuple[int, ...]:

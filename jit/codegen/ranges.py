@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 
 from dsl.ir.core import Value
-from dsl.ir.ops import REINDEX
+from dsl.ir.ops import OP, Trait, with_trait
 from jit.codegen.llvm_types import I1, I64, intrinsic
 
 # ops whose lanes are a re-arrangement (or repetition) of their operand's lanes
-SAME_VALUES = REINDEX + ("tile.reshape", "tile.splat")
+SAME_VALUES = with_trait(Trait.SAME_VALUES)
 
 
 @dataclass(frozen=True)
@@ -49,21 +49,21 @@ def _build(lw, value: Value) -> Interval | None:
     op = value.op
     if op is None:
         return None
-    if op.name == "tile.arange":
+    if op.name == OP.TILE_ARANGE:
         return Interval(ir.Constant(I64, op.attrs["start"]), ir.Constant(I64, op.attrs["end"] - 1), ir.Constant(I1, 1))
-    if op.name == "arith.constant" and isinstance(op.attrs["value"], int):
+    if op.name == OP.ARITH_CONSTANT and isinstance(op.attrs["value"], int):
         c = ir.Constant(I64, op.attrs["value"])
         return Interval(c, c, ir.Constant(I1, 1))
     if op.name in SAME_VALUES:
         return interval(lw, op.operands[0])
-    if op.name not in ("arith.add", "arith.sub", "arith.mul"):
+    if op.name not in (OP.ARITH_ADD, OP.ARITH_SUB, OP.ARITH_MUL):
         return None
     x, y = (interval(lw, v) for v in op.operands)
     if x is None or y is None:
         return None
-    if op.name == "arith.add":
+    if op.name == OP.ARITH_ADD:
         lo, hi = b.add(x.lo, y.lo), b.add(x.hi, y.hi)
-    elif op.name == "arith.sub":
+    elif op.name == OP.ARITH_SUB:
         lo, hi = b.sub(x.lo, y.hi), b.sub(x.hi, y.lo)
     else:  # the extremes of a product of two intervals are among the products of their ends
         smin = intrinsic(lw.module, "llvm.smin", I64, [I64, I64])
@@ -87,14 +87,14 @@ def provably_all_on(lw, mask: Value) -> ir.Value | None:
     op = mask.op
     if op is None:
         return None
-    if op.name == "arith.constant" and isinstance(op.attrs["value"], (bool, int)):
+    if op.name == OP.ARITH_CONSTANT and isinstance(op.attrs["value"], (bool, int)):
         return ir.Constant(I1, int(bool(op.attrs["value"])))
     if op.name in SAME_VALUES:
         return provably_all_on(lw, op.operands[0])
-    if op.name == "arith.and":
+    if op.name == OP.ARITH_AND:
         x, y = (provably_all_on(lw, v) for v in op.operands)
         return None if x is None or y is None else b.and_(x, y)
-    if op.name != "arith.cmp" or op.attrs["predicate"] not in ("lt", "le", "gt", "ge"):
+    if op.name != OP.ARITH_CMP or op.attrs["predicate"] not in ("lt", "le", "gt", "ge"):
         return None
     x, y = (interval(lw, v) for v in op.operands)
     if x is None or y is None:

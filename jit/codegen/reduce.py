@@ -14,6 +14,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from dsl.ir.core import Operation, TileType
+from dsl.ir.ops import OP
 from jit.codegen.llvm_types import I64
 from jit.codegen.loops import counted_loop, loop_nest
 
@@ -164,4 +165,4 @@ def emit_scan(lw, op: Operation) -> None:
         lw.define(result, buf, owned=True)
 
 
-EMITTERS = {"tile.reduce": emit_reduce, "tile.scan": emit_scan}
+EMITTERS = {OP.TILE_REDUCE: emit_reduce, OP.TILE_SCAN: emit_scan}

@@ -11,6 +11,7 @@ import math
 import llvmlite.ir as ir
 
 from dsl.ir.core import Operation
+from dsl.ir.ops import OP
 from jit.codegen.llvm_types import I1, I32, I64
 from jit.codegen.loops import counted_loop, loop_nest
 
@@ -155,11 +156,11 @@ def emit_histogram(lw, op: Operation) -> None:
 
 
 EMITTERS = {
-    "tile.reshape": emit_reshape,
-    "tile.join": emit_join,
-    "tile.split": emit_split,
-    "tile.cat": emit_cat,
-    "tile.gather": emit_gather,
-    "tile.sort": emit_sort,
-    "tile.histogram": emit_histogram,
+    OP.TILE_RESHAPE: emit_reshape,
+    OP.TILE_JOIN: emit_join,
+    OP.TILE_SPLIT: emit_split,
+    OP.TILE_CAT: emit_cat,
+    OP.TILE_GATHER: emit_gather,
+    OP.TILE_SORT: emit_sort,
+    OP.TILE_HISTOGRAM: emit_histogram,
 }

@@ -12,6 +12,7 @@ import numpy as np
 
 from dsl.dtypes import dtype
 from dsl.ir.core import Operation
+from dsl.ir.ops import OP
 from jit import abi, mathlib
 from jit.interp import float_ops
 from jit.interp import numerics as N
@@ -269,32 +270,32 @@ def _abs(op, x):
 
 
 ELEMENTWISE: dict[str, Elementwise] = {
-    "arith.add": _arith(lambda dt, a, b: a + b, lambda a, b: a + b),
-    "arith.sub": _arith(lambda dt, a, b: a - b, lambda a, b: a - b),
-    "arith.mul": _arith(lambda dt, a, b: a * b, lambda a, b: a * b),
-    "arith.div": _arith(_int_div, lambda a, b: a / b),
-    "arith.rem": _arith(_int_rem, lambda a, b: np.fmod(a, b), exact=True),
-    "arith.min": _minmax(True),
-    "arith.max": _minmax(False),
-    "arith.and": _bitwise(np.bitwise_and),
-    "arith.or": _bitwise(np.bitwise_or),
-    "arith.xor": _bitwise(np.bitwise_xor),
-    "arith.shl": _shl,
-    "arith.shr": _shr,
-    "arith.umulhi": _umulhi,
-    "arith.neg": _neg,
-    "arith.not": _not,
-    "arith.fma": _fma,
-    "arith.cmp": _cmp,
-    "arith.select": lambda op, c, a, b: _out(op, np.where(c, a, b)),
-    "arith.cast": _cast,
-    "arith.bitcast": _bitcast,
-    "tile.addptr": _addptr,
-    "math.abs": _abs,
-    "math.pow": _math("pow"),
-    "math.floor": _rounding(np.floor),
-    "math.ceil": _rounding(np.ceil),
-    "math.trunc": _rounding(np.trunc),
-    "math.rint": _rounding(np.rint),
+    OP.ARITH_ADD: _arith(lambda dt, a, b: a + b, lambda a, b: a + b),
+    OP.ARITH_SUB: _arith(lambda dt, a, b: a - b, lambda a, b: a - b),
+    OP.ARITH_MUL: _arith(lambda dt, a, b: a * b, lambda a, b: a * b),
+    OP.ARITH_DIV: _arith(_int_div, lambda a, b: a / b),
+    OP.ARITH_REM: _arith(_int_rem, lambda a, b: np.fmod(a, b), exact=True),
+    OP.ARITH_MIN: _minmax(True),
+    OP.ARITH_MAX: _minmax(False),
+    OP.ARITH_AND: _bitwise(np.bitwise_and),
+    OP.ARITH_OR: _bitwise(np.bitwise_or),
+    OP.ARITH_XOR: _bitwise(np.bitwise_xor),
+    OP.ARITH_SHL: _shl,
+    OP.ARITH_SHR: _shr,
+    OP.ARITH_UMULHI: _umulhi,
+    OP.ARITH_NEG: _neg,
+    OP.ARITH_NOT: _not,
+    OP.ARITH_FMA: _fma,
+    OP.ARITH_CMP: _cmp,
+    OP.ARITH_SELECT: lambda op, c, a, b: _out(op, np.where(c, a, b)),
+    OP.ARITH_CAST: _cast,
+    OP.ARITH_BITCAST: _bitcast,
+    OP.TILE_ADDPTR: _addptr,
+    OP.MATH_ABS: _abs,
+    OP.MATH_POW: _math("pow"),
+    OP.MATH_FLOOR: _rounding(np.floor),
+    OP.MATH_CEIL: _rounding(np.ceil),
+    OP.MATH_TRUNC: _rounding(np.trunc),
+    OP.MATH_RINT: _rounding(np.rint),
     **{f"math.{name}": _math(name) for name in mathlib.UNARY},
 }

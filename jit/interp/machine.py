@@ -16,6 +16,7 @@ import numpy as np
 
 from dsl.errors import DeviceAssertionError, KernelError, OutOfBoundsError
 from dsl.ir.core import Block, Function, Operation, Value
+from dsl.ir.ops import OP, OPS
 from jit.codegen.provenance import Provenance
 from jit.interp import numerics as N
 from jit.interp.elementwise import ELEMENTWISE, cast_value
@@ -83,7 +84,7 @@ class Machine:
 
     def run_block(self, block: Block, env: dict) -> list[np.ndarray]:
         for op in block.ops:
-            if op.name in ("scf.yield", "scf.condition"):
+            if op.name in _TERMINATORS:
                 return [env[v] for v in op.operands]
             results = HANDLERS[op.name](self, op, [env[v] for v in op.operands])
             if results:
@@ -450,37 +451,39 @@ def _reg_of(value: Value) -> np.dtype:
     return N.register_dtype(value.type.dtype)
 
 
+_TERMINATORS = frozenset(name for name, info in OPS.items() if info.terminator)
+
 HANDLERS: dict[str, Handler] = {
     **{name: _elementwise(name) for name in ELEMENTWISE},
-    "arith.constant": _constant,
-    "tile.arange": _arange,
-    "tile.program_id": _program_id,
-    "tile.num_programs": _num_programs,
-    "tile.splat": _splat,
-    "tile.broadcast": _broadcast,
-    "tile.expand_dims": _expand_dims,
-    "tile.reshape": _reshape,
-    "tile.permute": _permute,
-    "tile.join": _join,
-    "tile.split": _split,
-    "tile.cat": _cat,
-    "tile.flip": _flip,
-    "tile.gather": _gather,
-    "tile.reduce": _reduce,
-    "tile.scan": _scan,
-    "tile.sort": _sort,
-    "tile.histogram": _histogram,
-    "tile.dot": _dot,
-    "tile.load": _load,
-    "tile.store": _store,
-    "tile.atomic": _atomic,
-    "tile.atomic_cas": _atomic_cas,
-    "scf.for": _for,
-    "scf.if": _if,
-    "scf.while": _while,
-    "tile.print": _print,
-    "tile.assert": _assert,
-    "tile.barrier": _barrier,
+    OP.ARITH_CONSTANT: _constant,
+    OP.TILE_ARANGE: _arange,
+    OP.TILE_PROGRAM_ID: _program_id,
+    OP.TILE_NUM_PROGRAMS: _num_programs,
+    OP.TILE_SPLAT: _splat,
+    OP.TILE_BROADCAST: _broadcast,
+    OP.TILE_EXPAND_DIMS: _expand_dims,
+    OP.TILE_RESHAPE: _reshape,
+    OP.TILE_PERMUTE: _permute,
+    OP.TILE_JOIN: _join,
+    OP.TILE_SPLIT: _split,
+    OP.TILE_CAT: _cat,
+    OP.TILE_FLIP: _flip,
+    OP.TILE_GATHER: _gather,
+    OP.TILE_REDUCE: _reduce,
+    OP.TILE_SCAN: _scan,
+    OP.TILE_SORT: _sort,
+    OP.TILE_HISTOGRAM: _histogram,
+    OP.TILE_DOT: _dot,
+    OP.TILE_LOAD: _load,
+    OP.TILE_STORE: _store,
+    OP.TILE_ATOMIC: _atomic,
+    OP.TILE_ATOMIC_CAS: _atomic_cas,
+    OP.SCF_FOR: _for,
+    OP.SCF_IF: _if,
+    OP.SCF_WHILE: _while,
+    OP.TILE_PRINT: _print,
+    OP.TILE_ASSERT: _assert,
+    OP.TILE_BARRIER: _barrier,
 }
 
 from dsl import dtypes as _T  # noqa: E402

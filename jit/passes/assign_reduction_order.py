@@ -19,18 +19,19 @@ from __future__ import annotations
 import math
 
 from dsl.ir.core import Function, Value
+from dsl.ir.ops import OP, Trait, with_trait
 from jit.layout import default_layout, reduction_split
 
 WARP_SIZE = 32  # Triton's threads per warp on NVIDIA and MUSA GPUs alike
 _ALIGNED = 16  # bytes: what Triton's specialisation knows of a pointer or int argument that is a multiple of 16
 _UNBOUNDED = 1 << 30  # divisibility of 0
-_SAME_VALUES = ("tile.broadcast", "tile.expand_dims", "tile.splat")
+_REPEATS = with_trait(Trait.REPEATS)  # the last-dim step and divisibility pass through these
 
 
 def assign_reduction_order(func: Function, num_warps: int, divisible: frozenset[str] = frozenset()) -> None:
     arguments = {value: name in divisible for name, value in zip(func.arg_names, func.body.args)}
     for op in func.walk():
-        if op.name == "tile.reduce" and op.operands[0].type.shape:
+        if op.name == OP.TILE_REDUCE and op.operands[0].type.shape:
             shape = op.operands[0].type.shape
             per_thread = max(1, math.prod(shape) // (num_warps * WARP_SIZE))
             vector = min(_vector(op.operands[0], arguments), per_thread)
@@ -56,7 +57,7 @@ def _source_load(value: Value, seen: set):
     if op is None or id(op) in seen:
         return None
     seen.add(id(op))
-    if op.name == "tile.load":
+    if op.name == OP.TILE_LOAD:
         return op
     if not op.info.elementwise:
         return None
@@ -79,27 +80,27 @@ def _axis_info(value: Value, arguments: dict, scale: int = 1) -> tuple[int | Non
             return 0, (_ALIGNED if arguments[value] else (scale if value.type.dtype.is_ptr() else 1))
         return (0 if flat else None), 1
     name = op.name
-    if name == "tile.arange":
+    if name == OP.TILE_ARANGE:
         return (0 if flat else 1), _power_of_two(op.attrs["start"])
-    if name == "arith.constant":
+    if name == OP.ARITH_CONSTANT:
         constant = op.attrs["value"]
         return 0, (_power_of_two(constant) if isinstance(constant, int) else 1)
-    if name in _SAME_VALUES:
+    if name in _REPEATS:
         step, div = _axis_info(op.operands[0], arguments, scale)
-        if name == "tile.expand_dims" and op.attrs["axis"] in (-1, value.type.rank - 1):
+        if name == OP.TILE_EXPAND_DIMS and op.attrs["axis"] in (-1, value.type.rank - 1):
             step = 0
         return (0 if flat else step), div
-    if name == "arith.cast":
+    if name == OP.ARITH_CAST:
         return _axis_info(op.operands[0], arguments, scale)
-    if name in ("tile.addptr", "arith.add", "arith.sub"):
-        offset_scale = op.result.type.dtype.element_ty.itemsize if name == "tile.addptr" else scale
+    if name in (OP.TILE_ADDPTR, OP.ARITH_ADD, OP.ARITH_SUB):
+        offset_scale = op.result.type.dtype.element_ty.itemsize if name == OP.TILE_ADDPTR else scale
         (step_a, div_a), (step_b, div_b) = (_axis_info(op.operands[0], arguments, scale),
                                             _axis_info(op.operands[1], arguments, offset_scale))
-        if name == "tile.addptr":
+        if name == OP.TILE_ADDPTR:
             div_b *= offset_scale
-        step = None if None in (step_a, step_b) else (step_a - step_b if name == "arith.sub" else step_a + step_b)
+        step = None if None in (step_a, step_b) else (step_a - step_b if name == OP.ARITH_SUB else step_a + step_b)
         return step, math.gcd(div_a, div_b)
-    if name == "arith.mul":
+    if name == OP.ARITH_MUL:
         (step_a, div_a), (step_b, div_b) = (_axis_info(v, arguments) for v in op.operands)
         factor_a, factor_b = _constant(op.operands[0]), _constant(op.operands[1])
         if step_a == 0 and step_b == 0:
@@ -120,9 +121,9 @@ def _power_of_two(n: int) -> int:
 
 def _constant(value: Value) -> int | None:
     op = value.op
-    while op is not None and op.name in _SAME_VALUES:
+    while op is not None and op.name in _REPEATS:
         value = op.operands[0]
         op = value.op
-    if op is not None and op.name == "arith.constant" and isinstance(op.attrs["value"], int):
+    if op is not None and op.name == OP.ARITH_CONSTANT and isinstance(op.attrs["value"], int):
         return op.attrs["value"]
     return None

@@ -14,12 +14,14 @@ pointers), and the simulator counts what the GPU would execute.
 from __future__ import annotations
 
 from dsl.ir.core import Block, Function, Operation, TileType, Value
-from dsl.ir.ops import REINDEX
+from dsl.ir.ops import OP, Trait, with_trait
 from jit.passes.rewrite import replace_uses
+
+REINDEX = with_trait(Trait.REINDEX)
 
 
 def carry_pointer_bases(func: Function) -> None:
-    loops = [op for op in func.walk() if op.name == "scf.for"]  # outer loops first
+    loops = [op for op in func.walk() if op.name == OP.SCF_FOR]  # outer loops first
     for loop in loops:
         for slot in range(len(loop.results)):
             _carry_base(func, loop, slot)
@@ -50,7 +52,7 @@ def _carry_base(func: Function, loop: Operation, slot: int) -> None:
     terminator = body.ops.pop()
     advanced = new_arg
     for step, loc in steps:
-        advanced = _append(body, Operation("tile.addptr", [advanced, step], [scalar], loc=loc)).result
+        advanced = _append(body, Operation(OP.TILE_ADDPTR, [advanced, step], [scalar], loc=loc)).result
     terminator.operands[slot] = advanced
     body.ops.append(terminator)
 
@@ -69,9 +71,9 @@ def _pointer_chain(value: Value) -> list[Operation] | None:
         if op is None:
             return None
         chain.append(op)
-        if op.name == "tile.splat":
+        if op.name == OP.TILE_SPLAT:
             return chain[::-1]
-        if op.name != "tile.addptr" and op.name not in REINDEX:
+        if op.name != OP.TILE_ADDPTR and op.name not in REINDEX:
             return None
         value = op.operands[0]
 
@@ -81,7 +83,7 @@ def _uniform_steps(value: Value, arg: Value) -> list[tuple[Value, object]] | Non
     steps = []
     while value is not arg:
         op = value.op
-        if op is None or op.name != "tile.addptr":
+        if op is None or op.name != OP.TILE_ADDPTR:
             return None
         step = _scalar_of(op.operands[1])
         if step is None:
@@ -96,10 +98,10 @@ def _scalar_of(offset: Value) -> Value | None:
     op = offset.op
     if op is None:
         return None
-    if op.name == "tile.splat":
+    if op.name == OP.TILE_SPLAT:
         return op.operands[0]
-    if op.name == "arith.constant" and isinstance(op.attrs["value"], int):
-        return Operation("arith.constant", [], [TileType(offset.type.dtype)], {"value": op.attrs["value"]},
+    if op.name == OP.ARITH_CONSTANT and isinstance(op.attrs["value"], int):
+        return Operation(OP.ARITH_CONSTANT, [], [TileType(offset.type.dtype)], {"value": op.attrs["value"]},
                          loc=op.loc).result
     return None
 

@@ -5,6 +5,7 @@ doing what the GPU compiler does keeps our numbers equal to the GPU's.
 """
 
 from dsl.ir.core import Block, Function, Value, uses
+from dsl.ir.ops import OP
 from jit.passes.rewrite import replace_uses
 
 
@@ -18,10 +19,10 @@ def combine_dot_add(func: Function) -> None:
 def _zero_dot(value: Value, users, block: Block):
     """The dot op producing `value` when it has a zero accumulator, this one user, and lives in `block`."""
     op = value.op
-    if op is None or op.name != "tile.dot" or op.parent is not block or len(users.get(value, [])) != 1:
+    if op is None or op.name != OP.TILE_DOT or op.parent is not block or len(users.get(value, [])) != 1:
         return None
     acc = op.operands[2].op
-    if acc is None or acc.name != "arith.constant" or acc.attrs["value"] != 0:
+    if acc is None or acc.name != OP.ARITH_CONSTANT or acc.attrs["value"] != 0:
         return None
     return op
 
@@ -40,7 +41,7 @@ def _visit(block: Block, users, mapping) -> None:
     for op in block.ops:
         for region in op.regions:
             _visit(region, users, mapping)
-        if op.name != "arith.add":
+        if op.name != OP.ARITH_ADD:
             continue
         lhs, rhs = op.operands
         for dot_value, other in ((rhs, lhs), (lhs, rhs)):

@@ -24,13 +24,13 @@ F32, F64 = ir.FloatType(), ir.DoubleType()
 # max ulp allowed: (f32, f64); equal to the documented bounds in mathlib's docstring
 BOUNDS = {
     "exp": (1, 1), "exp2": (1, 1), "log": (1, 1), "log2": (1, 1), "sin": (1, 1),
-    "cos": (1, 1), "tanh": (1, 2), "erf": (1, 2), "sqrt": (0, 0), "rsqrt": (1, 1),
+    "cos": (1, 1), "tanh": (1, 2), "erf": (1, 2), "sqrt": (0, 0), "rsqrt": (1, 1), "cbrt": (1, 1),
 }
 # where the random-uniform inputs go (besides random bit patterns, log-uniform magnitudes, specials)
 RANGES = {
     "exp": (-110, 100), "exp2": (-160, 140), "log": (0, 10), "log2": (0, 10),
     "sin": (-50, 50), "cos": (-50, 50), "tanh": (-12, 12), "erf": (-7, 7),
-    "sqrt": (0, 100), "rsqrt": (0, 100),
+    "sqrt": (0, 100), "rsqrt": (0, 100), "cbrt": (-1000, 1000),
 }
 TRIG_RANGE = {np.float32: 2.0**48, np.float64: 2.0**40}  # where sin/cos promise their bound, NaN beyond
 
@@ -129,6 +129,8 @@ SPECIALS = {  # x -> expected, for both types
             (np.nan, np.nan)],
     "sqrt": [(0.0, 0.0), (-0.0, -0.0), (-1.0, np.nan), (np.inf, np.inf), (4.0, 2.0)],
     "rsqrt": [(0.0, np.inf), (-0.0, -np.inf), (-1.0, np.nan), (np.inf, 0.0), (4.0, 0.5)],
+    "cbrt": [(0.0, 0.0), (-0.0, -0.0), (np.inf, np.inf), (-np.inf, -np.inf), (np.nan, np.nan), (8.0, 2.0),
+             (-27.0, -3.0), (0.125, 0.5), (2.0**-147, 2.0**-49), (2.0**120, 2.0**40)],
 }
 
 
