@@ -277,6 +277,25 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None) -> tensor:
     return current().atomic_cas(pointer, cmp, val, unwrap(sem), unwrap(scope))
 
 
+@_member
+def atomic_load(pointer, mask=None, sem=None, scope=None) -> tensor:
+    """Atomically load from `pointer` (sem 'acquire', the default, or 'relaxed'); masked-off lanes give 0."""
+    return current().atomic_load(pointer, mask, sem, scope)
+
+
+@_member
+def atomic_store(pointer, val, mask=None, sem=None, scope=None) -> None:
+    """Atomically store `val` (sem 'release', the default, or 'relaxed')."""
+    current().atomic_store(pointer, val, mask, sem, scope)
+
+
+@_member
+def atomic_poll(pointer, expected_value, sem=None, scope=None, timeout_ns=None) -> tensor:
+    """Wait until the value at `pointer` equals `expected_value`; True where it did, False where `timeout_ns`
+    (shared by the tensor's elements, measured on the host's wall clock) ran out first."""
+    return current().atomic_poll(pointer, expected_value, sem, scope, timeout_ns)
+
+
 def expect_zero(x, mask):
     """Marks values expected to have underflowed to zero where `mask` holds; like Triton outside its debug
     and float-sanitizer modes, `x` is returned unchanged."""

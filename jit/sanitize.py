@@ -275,7 +275,7 @@ class Sanitizers(Hooks):
             self._track_nan(op, args, results)
 
     def _track_nan(self, op, args, results):
-        if op.name in ("tile.load", "tile.atomic", "tile.atomic_cas", "arith.constant") or not results:
+        if op.name in _NOT_NAN_ORIGINS or not results:
             return
         index = self.op_index.setdefault(op, len(self.ops))
         if index == len(self.ops):
@@ -319,6 +319,8 @@ class Sanitizers(Hooks):
                        [self.pid])
 
 
+# ops whose NaN results came from memory or the source, not from the kernel's arithmetic
+_NOT_NAN_ORIGINS = ("tile.load", "tile.atomic", "tile.atomic_cas", "tile.atomic_load", "arith.constant")
 _WRAPPING = {"arith.add": lambda a, b: a + b, "arith.sub": lambda a, b: a - b, "arith.mul": lambda a, b: a * b,
              "arith.shl": lambda a, b: a << np.clip(b, 0, 63)}
 _THROUGH = {"tile.splat", "tile.broadcast", "tile.expand_dims", "tile.reshape", "tile.permute", "arith.cast",

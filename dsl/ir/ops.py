@@ -140,7 +140,7 @@ def _check_store(op: Operation) -> None:
     _same_shapes(op)
     ptr, value, mask = op.operands
     if not ptr.type.dtype.is_ptr() or value.type.dtype != ptr.type.dtype.element_ty or not mask.type.dtype.is_bool():
-        raise VerifyError("tile.store: (ptr<T>, T, int1)")
+        raise VerifyError(f"{op.name}: (ptr<T>, T, int1)")
 
 
 def _check_atomic(op: Operation) -> None:
@@ -148,6 +148,23 @@ def _check_atomic(op: Operation) -> None:
     ptr, value = op.operands[:2]
     if not ptr.type.dtype.is_ptr() or value.type.dtype != ptr.type.dtype.element_ty:
         raise VerifyError(f"{op.name}: value type must be the pointee type")
+
+
+def _check_atomic_load(op: Operation) -> None:
+    _same_shapes(op)
+    ptr, mask = op.operands
+    if not ptr.type.dtype.is_ptr() or not mask.type.dtype.is_bool() \
+            or op.result.type.dtype != ptr.type.dtype.element_ty:
+        raise VerifyError("tile.atomic_load: (ptr<T>, int1) -> T")
+
+
+def _check_atomic_poll(op: Operation) -> None:
+    ptr, expected, timeout = op.operands
+    if ptr.type.shape != expected.type.shape or op.result.type.shape != ptr.type.shape:
+        raise VerifyError("tile.atomic_poll: pointer, expected value and result must share one shape")
+    if not ptr.type.dtype.is_ptr() or expected.type.dtype != ptr.type.dtype.element_ty \
+            or not op.result.type.dtype.is_bool() or timeout.type.shape or timeout.type.dtype.name != "int64":
+        raise VerifyError("tile.atomic_poll: (ptr<T>, T, int64 scalar) -> int1")
 
 
 def _check_reduce(op: Operation) -> None:
@@ -291,6 +308,14 @@ _ROWS: list[OpInfo] = [
          doc="(ptr, value, mask) -> old value per lane; kind is add, max, min, and, or, xor or xchg."),
     _row("tile.atomic_cas", 3, 1, attrs=("sem", "scope"), cls="atomic", pure=False,
          doc="(ptr, cmp, value) -> old value; writes value where old == cmp."),
+    _row("tile.atomic_load", 2, 1, attrs=("sem", "scope"), cls="mem", pure=False, verify=_check_atomic_load,
+         doc="(ptr, mask) -> one atomic load per active lane (sem acquire or relaxed); masked-off lanes give 0."),
+    _row("tile.atomic_store", 3, 0, attrs=("sem", "scope"), cls="mem", pure=False, verify=_check_store,
+         doc="(ptr, value, mask): one atomic store per active lane (sem release or relaxed), in element order."),
+    _row("tile.atomic_poll", 3, 1, attrs=("sem", "scope"), cls="mem", pure=False, verify=_check_atomic_poll,
+         doc="(ptr, expected, timeout_ns) -> int1: per lane in element order, atomic loads until the value "
+             "equals `expected` (bitwise) or the launch-wide wall clock passes the budget, which all lanes share "
+             "from the op's start; every lane loads at least once; timeout_ns < 0 means no timeout."),
     # -- control flow
     _row("scf.for", -1, -1, regions=1, cls="control", pure=False, verify=_check_for,
          doc="(lb, ub, step, inits...): body(iv, carried...) runs for iv in range(lb, ub, step)."),

@@ -26,7 +26,8 @@ INDEX_OPS = frozenset({"tile.broadcast", "tile.expand_dims", "tile.permute", "ti
 MAX_INDEX_COST = 24
 FUSABLE = frozenset(REMAPS) | frozenset(name for name, info in OPS.items() if info.elementwise)
 # ops that read their tile operands element by element (or materialise them where they are)
-CONSUMERS = FUSABLE | {"tile.load", "tile.store", "tile.atomic", "tile.atomic_cas", "tile.reduce", "tile.scan",
+CONSUMERS = FUSABLE | {"tile.load", "tile.store", "tile.atomic", "tile.atomic_cas", "tile.atomic_load",
+                       "tile.atomic_store", "tile.atomic_poll", "tile.reduce", "tile.scan",
                        "tile.dot", "tile.reshape", "tile.join", "tile.cat", "tile.gather", "tile.sort",
                        "tile.histogram", "tile.print", "tile.assert"}
 
@@ -80,7 +81,7 @@ def _index_cost(op: Operation, known: dict[Value, int]) -> int | None:
 
 
 
-MEMORY_WRITERS = frozenset({"tile.store", "tile.atomic", "tile.atomic_cas"})
+MEMORY_WRITERS = frozenset({"tile.store", "tile.atomic", "tile.atomic_cas", "tile.atomic_store"})
 # a load may end up inside these; ops that read an element more than once (broadcasts, reductions)
 # would repeat the load, so they stop a load's fusion
 LOAD_CONSUMERS = frozenset(name for name, info in OPS.items() if info.elementwise) | {"tile.store"}

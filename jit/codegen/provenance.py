@@ -113,7 +113,7 @@ def result_sources(result: Value) -> list[Value]:
     return [region.terminator.operands[i] for region in op.regions]  # scf.if
 
 
-WRITES = ("tile.store", "tile.atomic", "tile.atomic_cas")
+WRITES = ("tile.store", "tile.atomic", "tile.atomic_cas", "tile.atomic_store")
 
 
 def written_buffers(func: Function) -> tuple[int, ...]:

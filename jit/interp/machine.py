@@ -304,14 +304,14 @@ def _dot(m, op, args):
 
 # -- memory
 
-def _access(m: Machine, op: Operation, kind: str, ptr: np.ndarray, active: np.ndarray):
+def _access(m: Machine, op: Operation, kind: str, ptr: np.ndarray, active: np.ndarray, writes: bool | None = None):
     dt = op.operands[0].type.dtype.element_ty
     try:
         reg = m.memory.resolve(ptr, active, dt.itemsize, m.provenance.buffer(op.operands[0]))
         if reg is None:
             return None, None, dt
         idx = m.memory.indices(reg, ptr, active, dt)
-        if kind != "load" and not reg.writable:
+        if (kind != "load" if writes is None else writes) and not reg.writable:
             raise AccessError("read-only", f"buffer '{reg.name}' is read-only (flags.writeable is False), so the "
                               "kernel cannot write it; pass a writable array", int(np.flatnonzero(active)[0]))
     except AccessError as e:
@@ -401,6 +401,48 @@ def _atomic_cas(m, op, args):
     return [out]
 
 
+def _atomic_load(m, op, args):
+    """One atomic load per active lane; with one program running at a time it reads what a plain load reads."""
+    ptr, mask = args
+    active = np.broadcast_to(mask, ptr.shape)
+    reg, idx, dt = _access(m, op, "atomic", ptr, active, writes=False)
+    if reg is None:
+        return [np.zeros(ptr.shape, _reg(op))]
+    return [np.where(active, m.memory.load(reg, idx, active, dt), 0).astype(_reg(op))]
+
+
+def _atomic_store(m, op, args):
+    ptr, value, mask = args
+    active = np.broadcast_to(mask, ptr.shape)
+    reg, idx, dt = _access(m, op, "atomic", ptr, active)
+    if reg is None:
+        return None
+    value = np.broadcast_to(value, ptr.shape)
+    order = m.lane_order(ptr.shape)
+    if order is not None:
+        idx, active, value = (a.reshape(-1)[order] for a in np.broadcast_arrays(idx, active, value))
+    m.memory.store(reg, idx, active, value, dt)
+    return None
+
+
+def _atomic_poll(m, op, args):
+    """Programs run one at a time here, so nothing can change memory while a poll waits: each lane's first
+    load decides. A lane that does not match without a timeout would wait forever, which is an error."""
+    ptr, expected, timeout = args
+    active = np.ones(ptr.shape, np.bool_)
+    reg, idx, dt = _access(m, op, "atomic", ptr, active, writes=False)
+    seen = m.memory.load(reg, idx, active, dt)
+    matched = np.asarray(seen == np.broadcast_to(expected, ptr.shape))
+    if int(timeout) < 0 and not matched.all():
+        lane = int(np.flatnonzero(~matched.ravel())[0])
+        raise KernelError(f"atomic_poll in kernel '{m.kernel_name}' at {m.where(op)}, program id {m.pid} would wait "
+                          f"forever: tile element {_tile_index(ptr.shape, lane)} holds {np.ravel(seen)[lane]}, not "
+                          f"the expected {np.ravel(np.broadcast_to(expected, ptr.shape))[lane]}, and no timeout_ns "
+                          "was given; the interpreter runs one program at a time, so no other program can write it "
+                          "while this one waits (run compiled, where programs run concurrently, or pass timeout_ns)")
+    return [matched.astype(np.bool_)]
+
+
 # -- control flow
 
 def _for(m, op, args):
@@ -475,6 +517,9 @@ HANDLERS: dict[str, Handler] = {
     "tile.store": _store,
     "tile.atomic": _atomic,
     "tile.atomic_cas": _atomic_cas,
+    "tile.atomic_load": _atomic_load,
+    "tile.atomic_store": _atomic_store,
+    "tile.atomic_poll": _atomic_poll,
     "scf.for": _for,
     "scf.if": _if,
     "scf.while": _while,

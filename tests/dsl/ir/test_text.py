@@ -150,6 +150,10 @@ def every_op_function() -> Function:
     b.create("tile.store", [ptrs, x, mask], [], {"cache": "", "eviction": ""})
     b.value("tile.atomic", [ptrs, x, mask], v16, kind="add", sem="acq_rel", scope="gpu")
     b.value("tile.atomic_cas", [iptrs, ints, ints], i16, sem="relaxed", scope="cta")
+    b.value("tile.atomic_load", [ptrs, mask], v16, sem="acquire", scope="gpu")
+    b.create("tile.atomic_store", [ptrs, x, mask], [], {"sem": "release", "scope": "sys"})
+    b.value("tile.atomic_poll", [iptrs, ints, b.constant(-1, T(dt.int64))], T(dt.int1, 16), sem="relaxed",
+            scope="cta")
     b.create("tile.print", [pid, x], [], {"prefix": 'pid "x" =\n', "hex": False})
     b.create("tile.assert", [mask], [], {"message": "mask must hold\t\\ here"})
     b.create("tile.barrier", [], [])
