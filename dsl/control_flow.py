@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import warnings
 from collections.abc import Sequence
 
 from dsl import dtypes as T
@@ -62,6 +63,12 @@ class ControlFlow:
         return values if isinstance(then_ret, tuple) else values[0]
 
     def condition(self, cond: tensor, node: ast.AST) -> tensor:
+        """A scalar condition; a one-element block is unsplatted with a warning, as Triton does."""
+        if cond.shape and cond.numel == 1:
+            warnings.warn_explicit(f"If conditional called with multidimensional Tensor instead of scalar; please "
+                                   f"use \"if ({ast.unparse(node)}).item()\" instead", UserWarning, self.src.file,
+                                   getattr(node, "lineno", self.src.first_line))
+            cond = self.semantic.reshape(cond, ())
         if cond.shape:
             raise self.error(node, "the truth value of a block with more than one element is ambiguous; "
                                    "an `if` needs a scalar condition (use tl.where for blocks)")
