@@ -22,6 +22,7 @@ from types import ModuleType
 
 from dsl import dtypes as T
 from dsl import language
+from dsl.aggregate import BoundJitMethod, is_aggregate
 from dsl.control_flow import ControlFlow, contains_return
 from dsl.core import constexpr, tensor, unwrap
 from dsl.errors import CompilationError, UnsupportedLanguageConstruct
@@ -449,6 +450,10 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
     def call(self, fn, args, kwargs, node):
         if getattr(fn, "is_wavetile_jit", False):
             return self.call_jit(fn, args, kwargs)
+        if isinstance(fn, BoundJitMethod):
+            return self.call_jit(fn.function, [fn.instance, *args], kwargs)
+        if inspect.ismethod(fn) and is_aggregate(fn.__self__):
+            return fn(*args, **kwargs)  # a plain (builtin-style) method of an aggregate
         if fn is builtins.print:
             prefix = " ".join(str(a) for a in args if not isinstance(a, tensor))
             return language.device_print(prefix, *[a for a in args if isinstance(a, tensor)])

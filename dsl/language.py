@@ -11,7 +11,8 @@ from collections.abc import Callable
 from math import prod as math_prod
 
 from dsl import dtypes as T
-from dsl.core import MEMBERS, _aggregate, constexpr, tensor, unwrap
+from dsl.aggregate import aggregate, aggregate_replace  # noqa: F401 (triton.language names)
+from dsl.core import MEMBERS, constexpr, tensor, unwrap
 from dsl.errors import CompileTimeAssertionFailure
 from dsl.ir.core import TileType
 from dsl.pointers import block_pointer, load_block, store_block
@@ -304,18 +305,18 @@ def expect_zero(x, mask):
 
 
 def map_elementwise(scalar_fn, *args, pack=1):
-    """Refused: Triton runs `scalar_fn` per element with scalar control flow, which wavetile's tile
-    frontend cannot express; write the body with tensor ops (tl.where for branches)."""
-    raise NotImplementedError("tl.map_elementwise is not supported by wavetile: write the element function "
-                              "with tensor operations (tl.where for its branches) and call it on the tensors")
+    """Apply the @jit function `scalar_fn` to each element of the broadcast `args` (its own `if`s and loops
+    run per element); one tensor, or a tuple when `scalar_fn` returns one."""
+    s = current()
+    returned_tuple = []
 
+    def call(scalars):
+        result = s.call_jit(scalar_fn, scalars) if s.call_jit is not None else scalar_fn(*scalars)
+        returned_tuple.append(isinstance(result, (tuple, list)))
+        return result
 
-aggregate = _aggregate  # Triton spells it tl.core._aggregate
-
-
-def aggregate_replace(instance, **changes):
-    """Refused with aggregates themselves (see dsl.core._aggregate)."""
-    _aggregate(type(instance))
+    out = s.map_elementwise(call, args, unwrap(pack))
+    return tuple(out) if returned_tuple and returned_tuple[0] else out[0]
 
 
 def _bitonic_compare_and_swap(x: tensor, flip, i: int) -> tensor:

@@ -615,6 +615,39 @@ class Semantic:
             outs = [self.expand_dims(o, axis) for o in outs]
         return outs
 
+    def map_elementwise(self, scalar_fn: Callable, args: Sequence, pack: int = 1) -> list[tensor]:
+        """Triton's tl.map_elementwise: `scalar_fn(*scalars)` (a @jit function, inlined once into a region)
+        runs per element of the broadcast arguments, `pack` consecutive row-major elements per call; with
+        pack > 1 it takes each argument's `pack` elements in turn and returns each result's `pack` values."""
+        if isinstance(pack, bool) or not isinstance(pack, int) or pack < 1:
+            raise ValueError(f"map_elementwise: pack must be a positive integer, got {pack!r}")
+        args = self.broadcast(*(self.to_tensor(a) for a in args)) if args else []
+        if not args:
+            raise ValueError("map_elementwise needs at least one tensor argument")
+        shape = args[0].shape
+        numel = args[0].numel
+        if numel % pack:
+            raise ValueError(f"map_elementwise: pack={pack} does not divide the {numel} elements of shape "
+                             f"{list(shape)}")
+        region = Block([TileType(a.dtype) for a in args for _ in range(pack)])
+        with self.builder.at(region):
+            out = scalar_fn([tensor(v) for v in region.args])
+            out = list(out) if isinstance(out, (tuple, list)) else [out]
+            out = [self.to_tensor(o) for o in out]
+            if any(o.shape for o in out):
+                raise ValueError("map_elementwise: the scalar function must return scalars")
+            if not out or len(out) % pack:
+                raise ValueError(f"map_elementwise: with pack={pack} the scalar function must return a multiple of "
+                                 f"{pack} values ({pack} per result), got {len(out)}")
+            dtypes = [o.dtype for o in out[::pack]]
+            for j in range(1, pack):
+                if [o.dtype for o in out[j::pack]] != dtypes:
+                    raise ValueError("map_elementwise: the packed values of one result have different types")
+            self.builder.create("scf.yield", [o.handle for o in out], [])
+        res = self.builder.create("tile.map_elementwise", [a.handle for a in args],
+                                  [TileType(d, shape) for d in dtypes], {"pack": pack}, [region])
+        return [tensor(r) for r in res.results]
+
     # -- linear algebra
     def dot(self, a, b, acc=None, input_precision=None, out_dtype=T.float32) -> tensor:
         a, b = self.to_tensor(a), self.to_tensor(b)

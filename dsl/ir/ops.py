@@ -167,6 +167,20 @@ def _check_atomic_poll(op: Operation) -> None:
         raise VerifyError("tile.atomic_poll: (ptr<T>, T, int64 scalar) -> int1")
 
 
+def _check_map_elementwise(op: Operation) -> None:
+    _same_shapes(op)
+    pack = op.attrs["pack"]
+    region = op.regions[0]
+    if len(region.args) != pack * len(op.operands) or len(region.terminator.operands) != pack * len(op.results):
+        raise VerifyError("tile.map_elementwise: the region takes `pack` scalars per operand and yields `pack` "
+                          "per result")
+    numel = 1
+    for d in op.operands[0].type.shape:
+        numel *= d
+    if numel % pack:
+        raise VerifyError(f"tile.map_elementwise: pack {pack} does not divide {numel} elements")
+
+
 def _check_reduce(op: Operation) -> None:
     axis = op.attrs["axis"]
     for src, res in zip(op.operands, op.results):
@@ -294,6 +308,11 @@ _ROWS: list[OpInfo] = [
     _row("tile.sort", 1, 1, attrs=("descending",), cls="int", verify=_same_types, doc="Sort along the last dim."),
     _row("tile.histogram", 2, 1, attrs=("num_bins",), cls="int",
          doc="(x, mask) -> int32[num_bins]: counts of x == b for masked-in elements; out-of-range x ignored."),
+    _row("tile.map_elementwise", -1, -1, regions=1, attrs=("pack",), cls="control", pure=False,
+         verify=_check_map_elementwise,
+         doc="body(scalars...) -> scf.yield(scalars...) per group of `pack` consecutive row-major elements, in "
+             "element order: operand i's group elements are args i*pack..i*pack+pack-1, result r's are yields "
+             "r*pack..r*pack+pack-1. Scalar control flow in the body runs per element."),
     # -- tensor cores
     _row("tile.dot", 3, 1, attrs=("input_precision",), cls="tensor", verify=_check_dot,
          doc="acc + a @ b (2-D, or batched 3-D). fp32 operands: 'tf32' keeps the top 10 mantissa bits of "

@@ -443,6 +443,21 @@ def _atomic_poll(m, op, args):
     return [matched.astype(np.bool_)]
 
 
+def _map_elementwise(m, op, args):
+    """The region once per group of `pack` consecutive row-major elements, in element order."""
+    pack = op.attrs["pack"]
+    shape = op.results[0].type.shape
+    flat = [np.broadcast_to(a, shape).reshape(-1) for a in args]
+    outs = [np.zeros(math.prod(shape), _reg_of(r)) for r in op.results]
+    for start in range(0, math.prod(shape), pack):
+        scalars = [np.asarray(a[start + j]) for a in flat for j in range(pack)]
+        values = m.run_region(op.regions[0], scalars)
+        for r, out in enumerate(outs):
+            for j in range(pack):
+                out[start + j] = values[r * pack + j]
+    return [out.reshape(shape) for out in outs]
+
+
 # -- control flow
 
 def _for(m, op, args):
@@ -520,6 +535,7 @@ HANDLERS: dict[str, Handler] = {
     "tile.atomic_load": _atomic_load,
     "tile.atomic_store": _atomic_store,
     "tile.atomic_poll": _atomic_poll,
+    "tile.map_elementwise": _map_elementwise,
     "scf.for": _for,
     "scf.if": _if,
     "scf.while": _while,

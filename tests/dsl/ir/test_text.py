@@ -137,6 +137,10 @@ def every_op_function() -> Function:
     b.value("tile.gather", [x, ints], v16, axis=0)
     b.value("tile.sort", [x], v16, descending=True)
     b.value("tile.histogram", [ints, mask], T(dt.int32, 8), num_bins=8)
+    mapped = Block([F32, F32])
+    with b.at(mapped):
+        b.create("scf.yield", [mapped.args[1], mapped.args[0]], [])
+    b.create("tile.map_elementwise", [x], [v16], {"pack": 2}, [mapped])
 
     # reductions, scans (one with two operands, argmax-style) and the dot
     b.create("tile.reduce", [tile], [v16], {"axis": 0}, [_combine(b, 1, [F32], "arith.max")])
