@@ -5,7 +5,8 @@ atomic load or store with the op's memory order, in element order, so another pr
 thread) sees them as the GPU's ld.acquire / st.release. A poll spins on such loads; its timeout is
 measured on the host's monotonic clock (clock_gettime, resolved from the C library when the kernel
 object is loaded), and its spin polls the launch's interrupt counter so Ctrl-C stops a poll that waits
-forever.
+forever. Instrumented (profiled) builds run their programs on one thread, so there a poll without a
+timeout that misses on its first load fails the launch (abi.POLL_BLOCKED) instead of spinning.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import sys
 import llvmlite.ir as ir
 
 from dsl.ir.core import Operation
+from jit import abi
 from jit.codegen import instrument
 from jit.codegen.checks import access_check
 from jit.codegen.llvm_types import I64, from_memory, memory_type, to_memory
-from jit.codegen.loops import loop_nest
+from jit.codegen.loops import linear_index, loop_nest, row_major_strides
 from jit.codegen.memory import is_true
 
 _ORDERING = {"acquire": "acquire", "release": "release", "relaxed": "monotonic"}
@@ -84,6 +86,8 @@ def emit_atomic_poll(lw, op: Operation) -> None:
     budget = lw.element(timeout, [])
     has_timeout = b.icmp_signed(">=", budget, ir.Constant(I64, 0))
     start = _now_ns(lw)
+    site = lw.add_site("poll", op.loc, lw.provenance.buffer(ptr))
+    strides = row_major_strides(ptr.type.shape)
 
     def lane(idx: list[ir.Value]) -> None:
         address = lw.element(ptr, idx)
@@ -106,6 +110,10 @@ def emit_atomic_poll(lw, op: Operation) -> None:
         timed_end = b.block
         b.cbranch(expired, done, spin)
         b.position_at_end(spin)
+        if lw.instrument:  # profiled runs are single-threaded: without a timeout nothing could end this wait
+            with b.if_then(b.not_(has_timeout), likely=False):
+                lw.fail(abi.POLL_BLOCKED, site, ir.Constant(I64, 0), ir.Constant(I64, -1),
+                        linear_index(b, idx, strides))
         lw.poll_cancel()
         again = _load(lw, address, dt, ordering)
         seen.add_incoming(again, b.block)

@@ -221,3 +221,19 @@ def test_profiler_counts_ordered_accesses_as_one_element_per_lane_loads_and_stor
     warps_with_work = sum(cdiv(min(block, n - start), warp) for start in range(0, n, block))
     assert c.load_requests == c.store_requests == warps_with_work
     assert c.masked_lanes > 0
+
+
+def test_a_profiled_poll_that_could_never_end_fails_instead_of_spinning():
+    payload, flag, out = np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(1, np.int32)
+    with simulator.profile():  # profiled programs run one at a time: program 0 waits for a later one
+        with pytest.raises(KernelError, match=r"atomic_poll in kernel 'handshake_kernel' at .*test_ordered_atomics"
+                                              r"\.py:\d+ .*program id \(0, 0, 0\) would wait forever"):
+            handshake_kernel[(2,)](payload, flag, out, TIMEOUT=None)
+
+
+def test_a_profiled_poll_with_a_timeout_times_out_and_counts_its_loads():
+    payload, flag, out = np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(1, np.int32)
+    with simulator.profile() as prof:
+        handshake_kernel[(2,)](payload, flag, out, TIMEOUT=1_000_000)
+    assert out[0] == -1 and flag[0] == 1  # program 0 ran first, alone, and gave up after 1 ms
+    assert prof.launches[0].totals.load_requests >= 1
