@@ -305,6 +305,7 @@ def _dot(m, op, args):
 # -- memory
 
 def _access(m: Machine, op: Operation, kind: str, ptr: np.ndarray, active: np.ndarray, writes: bool | None = None):
+    """Resolve and check an access; `writes=False` marks an atomic that only reads (hooks see 'atomic_read')."""
     dt = op.operands[0].type.dtype.element_ty
     try:
         reg = m.memory.resolve(ptr, active, dt.itemsize, m.provenance.buffer(op.operands[0]))
@@ -319,7 +320,7 @@ def _access(m: Machine, op: Operation, kind: str, ptr: np.ndarray, active: np.nd
                                f"{e} (tile element {_tile_index(ptr.shape, e.lane)} of shape "
                                f"{list(ptr.shape)})") from None
     if m.hooks.active:
-        m.hooks.access(op, kind, reg, idx, active, dt)
+        m.hooks.access(op, "atomic_read" if kind == "atomic" and writes is False else kind, reg, idx, active, dt)
     return reg, idx, dt
 
 

@@ -237,3 +237,41 @@ def test_a_profiled_poll_with_a_timeout_times_out_and_counts_its_loads():
         handshake_kernel[(2,)](payload, flag, out, TIMEOUT=1_000_000)
     assert out[0] == -1 and flag[0] == 1  # program 0 ran first, alone, and gave up after 1 ms
     assert prof.launches[0].totals.load_requests >= 1
+
+
+@jit
+def read_twice_kernel(scratch, out, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out + offs, tl.atomic_load(scratch + offs, sem="relaxed"))
+
+
+@jit
+def flag_counter_kernel(flags, out):
+    """Every program atomically publishes its flag and atomically reads its neighbour's: no race."""
+    pid = tl.program_id(0)
+    tl.atomic_store(flags + pid, 1)
+    tl.store(out + pid, tl.atomic_load(flags + (pid + 1) % tl.num_programs(0)))
+
+
+@jit
+def plain_write_atomic_read_kernel(flags, out):
+    pid = tl.program_id(0)
+    if pid == 0:
+        tl.store(flags, 1)  # a plain store another program reads atomically: a race
+    else:
+        tl.store(out, tl.atomic_load(flags))
+
+
+def test_sanitizers_see_atomic_reads_as_reads(monkeypatch):
+    from jit.sanitize import SanitizerError
+
+    monkeypatch.setenv("WAVETILE_SANITIZE", "all")
+    with pytest.raises(SanitizerError, match="nothing has written") as info:  # an atomic read of empty memory
+        read_twice_kernel[(1,)](simulator.empty(8, np.float32), np.zeros(8, np.float32), BLOCK=8)
+    assert info.value.kind == "uninitialized-read"
+    flags, out = np.zeros(3, np.int32), np.zeros(3, np.int32)
+    flag_counter_kernel[(3,)](flags, out)  # atomics against atomics: nothing to report
+    assert flags.tolist() == [1, 1, 1]
+    with pytest.raises(SanitizerError, match="write/atomic race between programs") as info:
+        plain_write_atomic_read_kernel[(2,)](np.zeros(1, np.int32), np.zeros(1, np.int32))
+    assert info.value.kind == "data-race"
