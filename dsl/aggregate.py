@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from dsl.core import constexpr, tensor
+from dsl.core import ACTIVE_SEMANTIC, constexpr, tensor
 
 
 class BoundJitMethod:
@@ -38,7 +38,10 @@ class _JitMethod:
 
 def aggregate(cls: type) -> type:
     """Make `cls` an aggregate: its constructor must set every annotated field and nothing else."""
-    fields = tuple(inspect.get_annotations(cls))
+    annotations = inspect.get_annotations(cls)
+    fields = tuple(annotations)
+    tensor_fields = frozenset(name for name, a in annotations.items()
+                              if a is tensor or (isinstance(a, str) and a.split(".")[-1] == "tensor"))
     user_init = cls.__dict__.get("__init__")
     if getattr(user_init, "is_wavetile_jit", False):
         raise ValueError(f"{cls.__name__}.__init__ cannot be a @jit function")
@@ -51,6 +54,7 @@ def aggregate(cls: type) -> type:
         namespace[name] = _JitMethod(member) if getattr(member, "is_wavetile_jit", False) else member
 
     def __init__(self, *args, **kwargs):
+        object.__setattr__(self, "_home", _current_block())
         if user_init is not None:
             if "_semantic" in inspect.signature(user_init).parameters:
                 kwargs.setdefault("_semantic", None)
@@ -62,12 +66,23 @@ def aggregate(cls: type) -> type:
     def __setattr__(self, name, value):
         if name not in fields:
             raise AttributeError(f"{cls.__name__} has no attribute '{name}'")
+        if name in tensor_fields and isinstance(value, (bool, int, float)):
+            semantic = ACTIVE_SEMANTIC.get(None)  # a literal in a tl.tensor field becomes a scalar tensor
+            value = semantic.to_tensor(value) if semantic is not None else value
         object.__setattr__(self, name, value)
 
     def __repr__(self) -> str:
         return f"{cls.__name__}(" + ", ".join(f"{n}={self.__dict__.get(n)!r}" for n in fields) + ")"
 
-    namespace.update(__init__=__init__, __setattr__=__setattr__, __repr__=__repr__, flatten=_flatten)
+    def __eq__(self, other):  # by identity: fields may be tensors, whose == builds a comparison
+        return self is other
+
+    __hash__ = object.__hash__
+
+    for name, default in (("__repr__", __repr__), ("__eq__", __eq__), ("__hash__", __hash__)):
+        if cls.__dict__.get(name) is None:  # the class's own operators (Triton 3.9 allows them) win
+            namespace[name] = default
+    namespace.update(__init__=__init__, __setattr__=__setattr__, flatten=_flatten)
     return type(cls.__name__, tuple(b for b in cls.__bases__ if b is not object) or (object,), namespace)
 
 
@@ -84,6 +99,17 @@ def aggregate_replace(instance, **changes):
 
 def is_aggregate(value) -> bool:
     return getattr(type(value), "__wavetile_aggregate__", False)
+
+
+def home_block(instance):
+    """The IR block the aggregate was made in (None on the host): assigning its fields from inside run-time
+    control flow nested in that block would change it on every path, so the frontend refuses that."""
+    return instance.__dict__.get("_home")
+
+
+def _current_block():
+    semantic = ACTIVE_SEMANTIC.get(None)
+    return getattr(getattr(semantic, "builder", None), "block", None)
 
 
 def _flatten(self) -> tuple[list[tensor], Callable[[list[tensor]], object]]:
@@ -120,6 +146,7 @@ def _flatten(self) -> tuple[list[tensor], Callable[[list[tensor]], object]]:
 
 def _rebuilt(cls: type, values: dict) -> object:
     instance = object.__new__(cls)
+    object.__setattr__(instance, "_home", _current_block())
     for name in cls.__aggregate_fields__:
         object.__setattr__(instance, name, values[name])
     return instance

@@ -22,7 +22,7 @@ from types import ModuleType
 
 from dsl import dtypes as T
 from dsl import language
-from dsl.aggregate import BoundJitMethod, is_aggregate
+from dsl.aggregate import BoundJitMethod, home_block, is_aggregate
 from dsl.control_flow import ControlFlow, contains_return
 from dsl.core import constexpr, tensor, unwrap
 from dsl.errors import CompilationError, UnsupportedLanguageConstruct
@@ -285,6 +285,17 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
                 raise self.error(target, f"cannot unpack {len(value)} values into {len(target.elts)} names")
             for t, v in zip(target.elts, value):
                 self.assign(t, v)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)) and is_aggregate(obj := self.visit(target.value)):
+            home = home_block(obj)
+            field = target.attr if isinstance(target, ast.Attribute) else ast.unparse(target.slice)
+            if home is not None and home is not self.builder.block:
+                raise self.error(target, f"{type(obj).__name__} field {field} is assigned inside run-time control "
+                                         "flow (if / for / while) but the object was made outside it; make a new "
+                                         f"one instead (x = tl.aggregate_replace(x, {field}=...))")
+            if isinstance(target, ast.Attribute):
+                setattr(obj, target.attr, value)
+            else:
+                obj[self.visit(target.slice)] = value  # the class's own __setitem__
         else:
             raise self.error(target, "only names and tuples can be assigned to in a kernel "
                                      "(no item or attribute assignment)")

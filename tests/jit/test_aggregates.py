@@ -136,3 +136,58 @@ def test_editing_a_method_changes_the_key_of_kernels_using_the_class():
     assert first == _aggregate_key(RunningStats)  # stable (and its self-reference does not recurse)
     assert _aggregate_key(_with_scale_method(lambda self: 2)) == _aggregate_key(_with_scale_method(lambda self: 2))
     assert _aggregate_key(_with_scale_method(lambda self: 2)) != _aggregate_key(_with_scale_method(lambda self: 3))
+
+
+@tl.core._aggregate
+class Pair:
+    first: tl.tensor
+    second: tl.tensor
+
+    def __init__(self, first, second):
+        self.first = first
+        self.second = second
+
+    @jit
+    def set_first(self, value):
+        self.first = value
+
+    def get_second(self, _semantic=None):  # a builtin-style method, called as Python
+        return self.second
+
+    def __getitem__(self, index, _semantic=None):
+        return self.first if index == 0 else self.second
+
+    def __setitem__(self, index, value, _semantic=None):
+        setattr(self, "first" if index == 0 else "second", value)
+
+
+@jit
+def pair_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    pair = Pair(tl.load(x_ptr + offs), 3)  # a literal in a tl.tensor field becomes a scalar tensor
+    tl.static_assert(pair.second.dtype == tl.int32)
+    pair.set_first(pair.first * 2)
+    pair[1] = pair[1] + 4
+    pair.second = pair.get_second() * 10
+    tl.store(out_ptr + offs, pair[0] + pair.second)
+
+
+@pytest.mark.parametrize("interpret", EXECUTORS)
+def test_fields_assigned_by_methods_attributes_and_items(rng, interpret):
+    x = rng.integers(-100, 100, 16).astype(np.int32)
+    out = np.zeros(16, np.int32)
+    pair_kernel[(1,)](x, out, BLOCK=16, interpret=interpret)
+    np.testing.assert_array_equal(out, x * 2 + 70)
+
+
+@jit
+def branch_mutation_kernel(x_ptr):
+    pair = Pair(tl.load(x_ptr), 1)
+    if tl.load(x_ptr) > 0:
+        pair.first = 0
+    tl.store(x_ptr, pair.first)
+
+
+def test_assigning_a_field_inside_run_time_control_flow_is_refused():
+    with pytest.raises(CompilationError, match=re.escape("Pair field first is assigned inside run-time control flow")):
+        branch_mutation_kernel[(1,)](np.ones(1, np.int32))
