@@ -124,18 +124,28 @@ class tensor_descriptor:
     def _window(self, offsets):
         n = len(self.block_shape)
         if len(offsets) != n:
-            raise ValueError(f"descriptor of rank {n} needs {n} offsets")
+            raise ValueError(f"expected {n} offsets, but got {len(offsets)}")  # Triton's text
         return _pointers_and_mask(self.base, self.shape, self.strides, offsets, self.block_shape, tuple(range(n)))
+
+    def _stored(self, value, what: str) -> tensor:
+        """A stored block must have the block's shape exactly (Triton does not broadcast it)."""
+        value = current().to_tensor(value)
+        if tuple(value.shape) != tuple(self.block_shape):
+            raise ValueError(f"descriptor {what} of a {list(value.shape)} value into a {list(self.block_shape)} "
+                             "block: the value must have the block's shape")
+        return value
 
     def load(self, offsets) -> tensor:
         ptr, mask = self._window(offsets)
         return current().load(ptr, mask, _padding(self.padding_option, self.dtype))
 
     def store(self, offsets, value) -> None:
+        value = self._stored(value, "store")
         ptr, mask = self._window(offsets)
         current().store(ptr, value, mask)
 
     def atomic_add(self, offsets, value) -> tensor:
+        value = self._stored(value, "atomic_add")
         ptr, mask = self._window(offsets)
         return current().atomic("add", ptr, value, mask)
 

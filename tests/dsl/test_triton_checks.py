@@ -114,3 +114,24 @@ def wide_condition_kernel(x):
 def test_a_wider_block_as_a_condition_is_still_an_error():
     with pytest.raises(CompilationError, match="more than one element is ambiguous"):
         wide_condition_kernel[(1,)](np.ones(2, np.int32))
+
+
+@jit
+def descriptor_use_kernel(ptr, CASE: tl.constexpr):
+    desc = tl.make_tensor_descriptor(ptr, [16, 16], [16, 1], [4, 8])
+    if CASE == 0:
+        desc.load([0])
+    elif CASE == 1:
+        desc.store([0, 0], tl.zeros([8, 4], dtype=tl.int32))
+    else:
+        desc.store([0, 0], 5)
+
+
+@pytest.mark.parametrize("case, message", [
+    (0, "expected 2 offsets, but got 1"),
+    (1, "descriptor store of a [8, 4] value into a [4, 8] block: the value must have the block's shape"),
+    (2, "descriptor store of a [] value into a [4, 8] block"),
+])
+def test_descriptor_loads_and_stores_check_offsets_and_value_shape(case, message):
+    with pytest.raises(CompilationError, match=re.escape(message)):
+        descriptor_use_kernel[(1,)](np.zeros((16, 16), np.int32), CASE=case)
