@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import warnings
 from collections.abc import Sequence
 
 from dsl import dtypes as T
@@ -63,6 +64,12 @@ class ControlFlow:
         return values if isinstance(then_ret, tuple) else values[0]
 
     def condition(self, cond: tensor, node: ast.AST) -> tensor:
+        """A scalar condition; a one-element block is unsplatted with a warning, as Triton does."""
+        if cond.shape and cond.numel == 1:
+            warnings.warn_explicit(f"If conditional called with multidimensional Tensor instead of scalar; please "
+                                   f"use \"if ({ast.unparse(node)}).item()\" instead", UserWarning, self.src.file,
+                                   getattr(node, "lineno", self.src.first_line))
+            cond = self.semantic.reshape(cond, ())
         if cond.shape:
             raise self.error(node, "the truth value of a block with more than one element is ambiguous; "
                                    "an `if` needs a scalar condition (use tl.where for blocks)")
@@ -77,19 +84,39 @@ class ControlFlow:
 
     def merge_if(self, cond, then_block, then_scope, else_block, else_scope, names, node) -> dict:
         """Values that differ between branches become results of scf.if."""
-        merged, result_names, then_vals, else_vals = {}, [], [], []
+        merged, result_names, then_vals, else_vals, structured = {}, [], [], [], []
         for n in names:
             a, b = then_scope[n], else_scope[n]
             if not isinstance(a, tensor) and not isinstance(b, tensor):
                 if a is b or (type(a) is type(b) and _same_constant(a, b)):
                     merged[n] = a
                     continue
+            if any(hasattr(v, "flatten") and not isinstance(v, tensor) for v in (a, b)):  # aggregates
+                if type(a) is not type(b):
+                    kind = type(a if hasattr(a, "flatten") and not isinstance(a, tensor) else b).__name__
+                    raise self.error(node, f"{n.lstrip('#')} is a {kind} in one branch and a different value in the "
+                                           "other; both branches must give it the same structure")
+                parts_a, rebuild = a.flatten()
+                parts_b = b.flatten()[0]
+                if len(parts_b) != len(parts_a):
+                    raise self.error(node, f"{n.lstrip('#')} has {len(parts_a)} run-time parts in one branch and "
+                                           f"{len(parts_b)} in the other; both branches must give it the same "
+                                           "structure")
+                structured.append((n, len(result_names), len(parts_a), rebuild))
+                for k, (pa, pb) in enumerate(zip(parts_a, parts_b)):
+                    pa_t, pb_t = self.unify(pa, pb, then_block, else_block, f"{n}.{k}", node)
+                    result_names.append(None)
+                    then_vals.append(pa_t)
+                    else_vals.append(pb_t)
+                continue
             a_t, b_t = self.unify(a, b, then_block, else_block, n, node)
             result_names.append(n)
             then_vals.append(a_t)
             else_vals.append(b_t)
         results = self.finish_if(cond, then_block, then_vals, else_block, else_vals, node)
-        merged.update(zip(result_names, results))
+        merged.update((n, r) for n, r in zip(result_names, results) if n is not None)
+        for n, start, count, rebuild in structured:
+            merged[n] = rebuild(list(results[start:start + count]))
         return merged
 
     def unify(self, a, b, then_block, else_block, name, node) -> tuple[tensor, tensor]:

@@ -187,9 +187,3 @@ def _swap_last(rank: int) -> list[int]:
 
 
 _s = active_semantic
-
-
-def _aggregate(cls):
-    """Triton's `@tl.core._aggregate` (classes of tensor fields and jit methods): refused, with the reason."""
-    raise NotImplementedError(f"aggregate classes ({getattr(cls, '__name__', cls)}) are not supported by wavetile: "
-                              "pass the fields as separate arguments or a tuple")

@@ -22,6 +22,7 @@ from types import ModuleType
 
 from dsl import dtypes as T
 from dsl import language
+from dsl.aggregate import BoundJitMethod, home_block, is_aggregate
 from dsl.control_flow import ControlFlow, contains_return
 from dsl.core import constexpr, tensor, unwrap
 from dsl.errors import CompilationError, UnsupportedLanguageConstruct
@@ -284,6 +285,17 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
                 raise self.error(target, f"cannot unpack {len(value)} values into {len(target.elts)} names")
             for t, v in zip(target.elts, value):
                 self.assign(t, v)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)) and is_aggregate(obj := self.visit(target.value)):
+            home = home_block(obj)
+            field = target.attr if isinstance(target, ast.Attribute) else ast.unparse(target.slice)
+            if home is not None and home is not self.builder.block:
+                raise self.error(target, f"{type(obj).__name__} field {field} is assigned inside run-time control "
+                                         "flow (if / for / while) but the object was made outside it; make a new "
+                                         f"one instead (x = tl.aggregate_replace(x, {field}=...))")
+            if isinstance(target, ast.Attribute):
+                setattr(obj, target.attr, value)
+            else:
+                obj[self.visit(target.slice)] = value  # the class's own __setitem__
         else:
             raise self.error(target, "only names and tuples can be assigned to in a kernel "
                                      "(no item or attribute assignment)")
@@ -449,6 +461,10 @@ class FunctionCompiler(ControlFlow, ast.NodeVisitor):
     def call(self, fn, args, kwargs, node):
         if getattr(fn, "is_wavetile_jit", False):
             return self.call_jit(fn, args, kwargs)
+        if isinstance(fn, BoundJitMethod):
+            return self.call_jit(fn.function, [fn.instance, *args], kwargs)
+        if inspect.ismethod(fn) and is_aggregate(fn.__self__):
+            return fn(*args, **kwargs)  # a plain (builtin-style) method of an aggregate
         if fn is builtins.print:
             prefix = " ".join(str(a) for a in args if not isinstance(a, tensor))
             return language.device_print(prefix, *[a for a in args if isinstance(a, tensor)])

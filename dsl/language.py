@@ -11,7 +11,8 @@ from collections.abc import Callable
 from math import prod as math_prod
 
 from dsl import dtypes as T
-from dsl.core import MEMBERS, _aggregate, constexpr, tensor, unwrap
+from dsl.aggregate import aggregate, aggregate_replace  # noqa: F401 (triton.language names)
+from dsl.core import MEMBERS, constexpr, tensor, unwrap
 from dsl.errors import CompileTimeAssertionFailure
 from dsl.ir.core import TileType
 from dsl.ir.ops import OP
@@ -278,6 +279,25 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None) -> tensor:
     return current().atomic_cas(pointer, cmp, val, unwrap(sem), unwrap(scope))
 
 
+@_member
+def atomic_load(pointer, mask=None, sem=None, scope=None) -> tensor:
+    """Atomically load from `pointer` (sem 'acquire', the default, or 'relaxed'); masked-off lanes give 0."""
+    return current().atomic_load(pointer, mask, sem, scope)
+
+
+@_member
+def atomic_store(pointer, val, mask=None, sem=None, scope=None) -> None:
+    """Atomically store `val` (sem 'release', the default, or 'relaxed')."""
+    current().atomic_store(pointer, val, mask, sem, scope)
+
+
+@_member
+def atomic_poll(pointer, expected_value, sem=None, scope=None, timeout_ns=None) -> tensor:
+    """Wait until the value at `pointer` equals `expected_value`; True where it did, False where `timeout_ns`
+    (shared by the tensor's elements, measured on the host's wall clock) ran out first."""
+    return current().atomic_poll(pointer, expected_value, sem, scope, timeout_ns)
+
+
 def expect_zero(x, mask):
     """Marks values expected to have underflowed to zero where `mask` holds; like Triton outside its debug
     and float-sanitizer modes, `x` is returned unchanged."""
@@ -286,18 +306,18 @@ def expect_zero(x, mask):
 
 
 def map_elementwise(scalar_fn, *args, pack=1):
-    """Refused: Triton runs `scalar_fn` per element with scalar control flow, which wavetile's tile
-    frontend cannot express; write the body with tensor ops (tl.where for branches)."""
-    raise NotImplementedError("tl.map_elementwise is not supported by wavetile: write the element function "
-                              "with tensor operations (tl.where for its branches) and call it on the tensors")
+    """Apply the @jit function `scalar_fn` to each element of the broadcast `args` (its own `if`s and loops
+    run per element); one tensor, or a tuple when `scalar_fn` returns one."""
+    s = current()
+    returned_tuple = []
 
+    def call(scalars):
+        result = s.call_jit(scalar_fn, scalars) if s.call_jit is not None else scalar_fn(*scalars)
+        returned_tuple.append(isinstance(result, (tuple, list)))
+        return result
 
-aggregate = _aggregate  # Triton spells it tl.core._aggregate
-
-
-def aggregate_replace(instance, **changes):
-    """Refused with aggregates themselves (see dsl.core._aggregate)."""
-    _aggregate(type(instance))
+    out = s.map_elementwise(call, args, unwrap(pack))
+    return tuple(out) if returned_tuple and returned_tuple[0] else out[0]
 
 
 def _bitonic_compare_and_swap(x: tensor, flip, i: int) -> tensor:

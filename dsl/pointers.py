@@ -124,18 +124,28 @@ class tensor_descriptor:
     def _window(self, offsets):
         n = len(self.block_shape)
         if len(offsets) != n:
-            raise ValueError(f"descriptor of rank {n} needs {n} offsets")
+            raise ValueError(f"expected {n} offsets, but got {len(offsets)}")  # Triton's text
         return _pointers_and_mask(self.base, self.shape, self.strides, offsets, self.block_shape, tuple(range(n)))
+
+    def _stored(self, value, what: str) -> tensor:
+        """A stored block must have the block's shape exactly (Triton does not broadcast it)."""
+        value = current().to_tensor(value)
+        if tuple(value.shape) != tuple(self.block_shape):
+            raise ValueError(f"descriptor {what} of a {list(value.shape)} value into a {list(self.block_shape)} "
+                             "block: the value must have the block's shape")
+        return value
 
     def load(self, offsets) -> tensor:
         ptr, mask = self._window(offsets)
         return current().load(ptr, mask, _padding(self.padding_option, self.dtype))
 
     def store(self, offsets, value) -> None:
+        value = self._stored(value, "store")
         ptr, mask = self._window(offsets)
         current().store(ptr, value, mask)
 
     def atomic_add(self, offsets, value) -> tensor:
+        value = self._stored(value, "atomic_add")
         ptr, mask = self._window(offsets)
         return current().atomic("add", ptr, value, mask)
 
@@ -145,13 +155,41 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     base = s.to_tensor(base)
     if not base.dtype.is_ptr() or base.shape:
         raise TypeError("make_tensor_descriptor: base must be a scalar pointer")
-    block_shape = tuple(int(unwrap(b)) for b in unwrap(block_shape))
+    block_shape = [unwrap(b) for b in unwrap(block_shape)]
+    _check_descriptor(base.dtype.element_ty, list(shape), list(strides), block_shape, unwrap(padding_option))
     s.check_shape(block_shape)
-    if not 1 <= len(block_shape) <= 5 or len(shape) != len(block_shape) or len(strides) != len(block_shape):
-        raise ValueError("make_tensor_descriptor: shape, strides and block_shape need one entry per dim (1-5)")
     shape = tuple(s.cast(s.to_tensor(v), T.int64) for v in shape)
     strides = tuple(s.cast(s.to_tensor(v), T.int64) for v in strides)
-    return tensor_descriptor(base, shape, strides, block_shape, unwrap(padding_option))
+    return tensor_descriptor(base, shape, strides, tuple(block_shape), unwrap(padding_option))
+
+
+def _check_descriptor(elem: T.dtype, shape: list, strides: list, block_shape: list, padding_option) -> None:
+    """Triton's checks of a device-side TMA descriptor, in its order and with its texts (its tests match
+    them): rank 1-5, one stride and block dim per dim, >= 16 bytes per block row, unit last stride,
+    power-of-2 integer block dims, no NaN padding of integers."""
+    ndim = len(shape)
+    if not 1 <= ndim <= 5:
+        raise ValueError(f"Expected 1 <= ndim <= 5 but got {ndim} dimensions")
+    if len(strides) != ndim:
+        raise ValueError(f"Expected {ndim} strides but got {len(strides)}")
+    if len(block_shape) != ndim:
+        raise ValueError(f"Expected block_shape to have {ndim} dimensions but got {len(block_shape)}")
+    for i, d in enumerate(block_shape):
+        if not isinstance(d, int) or isinstance(d, bool):
+            raise TypeError(f"Shape element {i} must have type `constexpr[int]`, got `constexpr[{type(d)}]`")
+    elem_size = elem.primitive_bitwidth // 8
+    row_bytes = block_shape[-1] * elem_size
+    if row_bytes < 16:
+        raise ValueError("Descriptor block shape must have at least 16 bytes in the last dimension, but got "
+                         f"{block_shape[-1]} * {elem_size} = {row_bytes} bytes")
+    last_stride = unwrap(strides[-1])
+    if isinstance(last_stride, int) and last_stride != 1:
+        raise ValueError(f"Tensor descriptor last dim must be 1 but got {last_stride}")
+    for i, d in enumerate(block_shape):
+        if d <= 0 or d & (d - 1):
+            raise ValueError(f"Shape element {i} must be a power of 2")
+    if elem.is_int() and padding_option == "nan":
+        raise ValueError("Padding option `nan` is not supported for integer blocks")
 
 
 def load_tensor_descriptor(desc: tensor_descriptor, offsets) -> tensor:

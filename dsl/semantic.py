@@ -512,6 +512,67 @@ class Semantic:
         return self.emit(OP.TILE_ATOMIC_CAS, [ptr, cmp, val], TileType(elem, shape),
                          sem=str(sem or "acq_rel"), scope=str(scope or "gpu"))
 
+    def atomic_load(self, ptr, mask=None, sem=None, scope=None) -> tensor:
+        """Triton 3.9's tl.atomic_load: an acquire (or relaxed) load that is never merged, hoisted or fused."""
+        ptr = self._atomic_pointer("atomic_load", ptr)
+        sem, scope = _ordering("atomic_load", sem, ("acquire", "relaxed")), _scope("atomic_load", scope)
+        shape = self.broadcast_shapes(ptr.shape, *([self.to_tensor(mask).shape] if mask is not None else []))
+        ptr = self.broadcast_to(ptr, shape)
+        mask = self.broadcast_to(self.truthy(mask), shape) if mask is not None else self.full(shape, True, T.int1)
+        return self.emit(OP.TILE_ATOMIC_LOAD, [ptr, mask], TileType(ptr.dtype.element_ty, shape), sem=sem, scope=scope)
+
+    def atomic_store(self, ptr, value, mask=None, sem=None, scope=None) -> None:
+        """Triton 3.9's tl.atomic_store: a release (or relaxed) store of each active lane."""
+        ptr = self._atomic_pointer("atomic_store", ptr)
+        if ptr.dtype.const:
+            raise TypeError("Cannot store to a constant pointer")
+        sem, scope = _ordering("atomic_store", sem, ("release", "relaxed")), _scope("atomic_store", scope)
+        value = self.to_tensor(value)
+        masks = [self.to_tensor(mask).shape] if mask is not None else []
+        shape = self.broadcast_shapes(ptr.shape, value.shape, *masks)
+        ptr = self.broadcast_to(ptr, shape)
+        value = self.broadcast_to(self.cast(value, ptr.dtype.element_ty), shape)
+        mask = self.broadcast_to(self.truthy(mask), shape) if mask is not None else self.full(shape, True, T.int1)
+        self.builder.create(OP.TILE_ATOMIC_STORE, [ptr.handle, value.handle, mask.handle], [],
+                            {"sem": sem, "scope": scope})
+
+    def atomic_poll(self, ptr, expected, sem=None, scope=None, timeout_ns=None) -> tensor:
+        """Triton 3.9's tl.atomic_poll: spin until *ptr == expected (per element) or the shared timeout passes;
+        True where the value was seen."""
+        ptr = self._atomic_pointer("atomic_poll", ptr)
+        elem = ptr.dtype.element_ty
+        if not elem.is_int() or elem.is_bool() or elem.primitive_bitwidth not in (16, 32, 64):
+            raise TypeError(f"atomic_poll needs a pointer to a 16-, 32- or 64-bit integer, got a pointer to {elem}")
+        sem, scope = _ordering("atomic_poll", sem, ("acquire", "relaxed")), _scope("atomic_poll", scope)
+        expected = self.to_tensor(expected)
+        try:
+            shape = self.broadcast_shapes(ptr.shape, expected.shape)
+        except ValueError:
+            shape = None
+        if shape != ptr.shape:
+            raise ValueError(f"atomic_poll: expected value of shape {list(expected.shape)} does not fit the pointer's "
+                             f"shape {list(ptr.shape)}")
+        expected = self.broadcast_to(self.cast(expected, elem), shape)
+        timeout_ns = unwrap(timeout_ns)
+        if timeout_ns is None:
+            timeout = self.scalar_constant(-1, T.int64)
+        elif isinstance(timeout_ns, int) and not isinstance(timeout_ns, bool):
+            if not 0 <= timeout_ns < 2**63:
+                raise ValueError(f"atomic_poll: timeout_ns must be in [0, 2**63), got {timeout_ns}")
+            timeout = self.scalar_constant(timeout_ns, T.int64)
+        else:
+            timeout = self.to_tensor(timeout_ns)
+            if timeout.shape or not timeout.dtype.is_int() or timeout.dtype.is_bool():
+                raise TypeError(f"atomic_poll: timeout_ns must be an integer scalar, got {timeout.type}")
+            timeout = self.cast(timeout, T.int64)
+        return self.emit(OP.TILE_ATOMIC_POLL, [ptr, expected, timeout], TileType(T.int1, shape), sem=sem, scope=scope)
+
+    def _atomic_pointer(self, what: str, ptr) -> tensor:
+        ptr = self.to_tensor(ptr)
+        if not ptr.dtype.is_ptr():
+            raise TypeError(f"{what} expects a pointer, got {ptr.dtype}")
+        return ptr
+
     # -- reductions and scans
     def reduce(self, inputs: Sequence[tensor], axis, combine: Callable, keep_dims: bool = False,
                op: str = OP.TILE_REDUCE, extra_attrs: dict | None = None) -> list[tensor]:
@@ -555,6 +616,39 @@ class Semantic:
             outs = [self.expand_dims(o, axis) for o in outs]
         return outs
 
+    def map_elementwise(self, scalar_fn: Callable, args: Sequence, pack: int = 1) -> list[tensor]:
+        """Triton's tl.map_elementwise: `scalar_fn(*scalars)` (a @jit function, inlined once into a region)
+        runs per element of the broadcast arguments, `pack` consecutive row-major elements per call; with
+        pack > 1 it takes each argument's `pack` elements in turn and returns each result's `pack` values."""
+        if isinstance(pack, bool) or not isinstance(pack, int) or pack < 1:
+            raise ValueError(f"map_elementwise: pack must be a positive integer, got {pack!r}")
+        args = self.broadcast(*(self.to_tensor(a) for a in args)) if args else []
+        if not args:
+            raise ValueError("map_elementwise needs at least one tensor argument")
+        shape = args[0].shape
+        numel = args[0].numel
+        if numel % pack:
+            raise ValueError(f"map_elementwise: pack={pack} does not divide the {numel} elements of shape "
+                             f"{list(shape)}")
+        region = Block([TileType(a.dtype) for a in args for _ in range(pack)])
+        with self.builder.at(region):
+            out = scalar_fn([tensor(v) for v in region.args])
+            out = list(out) if isinstance(out, (tuple, list)) else [out]
+            out = [self.to_tensor(o) for o in out]
+            if any(o.shape for o in out):
+                raise ValueError("map_elementwise: the scalar function must return scalars")
+            if not out or len(out) % pack:
+                raise ValueError(f"map_elementwise: with pack={pack} the scalar function must return a multiple of "
+                                 f"{pack} values ({pack} per result), got {len(out)}")
+            dtypes = [o.dtype for o in out[::pack]]
+            for j in range(1, pack):
+                if [o.dtype for o in out[j::pack]] != dtypes:
+                    raise ValueError("map_elementwise: the packed values of one result have different types")
+            self.builder.create(OP.SCF_YIELD, [o.handle for o in out], [])
+        res = self.builder.create(OP.TILE_MAP_ELEMENTWISE, [a.handle for a in args],
+                                  [TileType(d, shape) for d in dtypes], {"pack": pack}, [region])
+        return [tensor(r) for r in res.results]
+
     # -- linear algebra
     def dot(self, a, b, acc=None, input_precision=None, out_dtype=T.float32) -> tensor:
         a, b = self.to_tensor(a), self.to_tensor(b)
@@ -592,3 +686,26 @@ class Semantic:
                              input_precision=precision)
             return self.cast(wide, acc.dtype)
         return self.emit(OP.TILE_DOT, [a, b, acc], acc.type, input_precision=precision)
+
+
+_SCOPES = ("gpu", "cta", "sys")
+
+
+def _ordering(what: str, sem, allowed: tuple[str, ...]) -> str:
+    """The memory order of an atomic load / store / poll; Triton accepts only these (the first is its default)."""
+    sem = unwrap(sem)
+    if sem is None:
+        return allowed[0]
+    if sem not in allowed:
+        raise ValueError(f"{what}: sem must be " + " or ".join(f"'{a}'" for a in allowed) + f", got {sem!r}")
+    return sem
+
+
+def _scope(what: str, scope) -> str:
+    scope = unwrap(scope)
+    if scope is None:
+        return "gpu"
+    if scope not in _SCOPES:
+        raise ValueError(f"{what}: scope must be 'gpu', 'cta' or 'sys', got {scope!r}")
+    return scope
+

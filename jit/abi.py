@@ -72,6 +72,7 @@ OUT_OF_BOUNDS = 1
 ASSERT_FAILED = 2
 MISALIGNED = 3
 CANCELLED = 4  # the interrupt counter moved (Ctrl-C): polled at loop back-edges and between programs
+POLL_BLOCKED = 5  # an atomic_poll without a timeout that no other program could end (profiled runs: one thread)
 
 # A pointer plus a 64-bit offset whose byte distance does not fit in 64 bits becomes this address (compiled
 # with checks, and interpreted) instead of wrapping around into the buffer: no buffer holds it, so the access

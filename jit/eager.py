@@ -19,6 +19,7 @@ from dsl import semantic as sem
 from dsl.core import tensor
 from dsl.ir.builder import Builder
 from dsl.ir.core import Block, Loc, Operation, TileType
+from jit.interp import numerics as N
 from jit.interp.machine import HANDLERS, Machine
 
 
@@ -101,6 +102,37 @@ class EagerSemantic(sem.Semantic):
         if name.startswith("_") or not callable(attr) or name in ("activate", "deactivate"):
             return attr
         return lambda *args, **kwargs: _promote(attr(*args, **kwargs))
+
+    def map_elementwise(self, scalar_fn, args, pack=1):
+        """The scalar function runs as Python once per group of `pack` elements (its `if`s need values, which
+        a recorded region would not have); the results are written straight into the machine's values."""
+        if isinstance(pack, bool) or not isinstance(pack, int) or pack < 1:
+            raise ValueError(f"map_elementwise: pack must be a positive integer, got {pack!r}")
+        args = self.broadcast(*(self.to_tensor(a) for a in args))
+        shape = args[0].shape
+        flat = [np.broadcast_to(a.numpy(), shape).reshape(-1) for a in args]
+        numel = flat[0].size
+        if numel % pack:
+            raise ValueError(f"map_elementwise: pack={pack} does not divide the {numel} elements of shape "
+                             f"{list(shape)}")
+        columns, dtypes = None, None
+        for start in range(0, numel, pack):
+            scalars = [self.full((), a[start + j].item(), t.dtype) for a, t in zip(flat, args) for j in range(pack)]
+            out = scalar_fn(scalars)
+            out = [self.to_tensor(o) for o in (out if isinstance(out, (tuple, list)) else [out])]
+            if columns is None:
+                dtypes = [o.dtype for o in out[::pack]]
+                columns = [np.zeros(numel, N.register_dtype(d)) for d in dtypes]
+            for r, column in enumerate(columns):
+                for j in range(pack):
+                    column[start + j] = out[r * pack + j].numpy()
+        machine = _machine()
+        results = []
+        for dtype, column in zip(dtypes, columns):
+            result = self.full(shape, 0, dtype)
+            machine.env[result.handle] = column.reshape(shape)
+            results.append(result)
+        return results
 
 
 _ACTIVE: list[Machine] = []

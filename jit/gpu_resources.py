@@ -61,7 +61,7 @@ def live_bytes(probes, live) -> int:
     return most
 
 
-_LOOPS = ("scf.for", "scf.while")
+_LOOPS = (OP.SCF_FOR, OP.SCF_WHILE)
 
 
 def peak_live_bytes(func) -> int:

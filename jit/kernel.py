@@ -37,6 +37,28 @@ LAUNCH_OPTIONS = frozenset(("num_warps", "num_stages", "num_ctas", "machine", "c
 MODEL_OPTIONS = ("sample", "shared_padding")  # how a profiled launch is modeled (jit.profiler)
 
 
+
+def _aggregate_key(cls: type) -> str:
+    """An aggregate class's part of a kernel's key: its fields, and the code of its methods (their own keys
+    for @jit ones), so editing a method recompiles the kernels that use the class."""
+    parts = [cls.__qualname__, *cls.__aggregate_fields__]
+    if cls in _KEYING:  # a method that names its own class (to build a new instance): the class is being keyed
+        return "aggregate:" + cls.__qualname__
+    _KEYING.add(cls)
+    try:
+        for name, member in sorted(vars(cls).items()):
+            function = member.__func__ if isinstance(member, staticmethod) else getattr(member, "function", member)
+            if getattr(function, "is_wavetile_jit", False):
+                parts.append(f"{name}:{function.cache_key}")
+            elif isinstance(function, types.FunctionType):
+                parts.append(f"{name}:{function.__code__.co_code.hex()}:{function.__code__.co_consts!r}")
+    finally:
+        _KEYING.discard(cls)
+    return "aggregate:" + hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+_KEYING: set[type] = set()
+
 class JITFunction:
     """A @jit-decorated function. Calling it directly from Python is an error; index it with a grid."""
 
@@ -113,6 +135,8 @@ class JITFunction:
             return ""
         if getattr(value, "is_wavetile_jit", False):
             return value.cache_key
+        if isinstance(value, type) and getattr(value, "__wavetile_aggregate__", False):
+            return _aggregate_key(value)
         value = value.value if isinstance(value, constexpr) else value
         if isinstance(value, (bool, int, float, str, T.dtype, type(None))) or (
                 isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str)) for v in value)):

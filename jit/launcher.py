@@ -428,6 +428,11 @@ def launch_error(kernel, name: str, rc: int, error: list[int], runtime: list) ->
         message = (f"{kind} {site.kind if site else 'access'} in kernel '{name}' at {where}, "
                    f"program id {pid}: {problem} (tile element {error[abi.ERR_LANE]})")
         return OutOfBoundsError(message)
+    if rc == abi.POLL_BLOCKED:
+        return KernelError(f"atomic_poll in kernel '{name}' at {where}, program id {pid} would wait forever: tile "
+                           f"element {error[abi.ERR_LANE]} does not hold the expected value and no timeout_ns was "
+                           "given; profiled launches run one program at a time, so no other program can write it "
+                           "(profile with a timeout_ns, or launch without the profiler)")
     if rc == abi.ASSERT_FAILED:
         msg = site.message if site else ""
         return DeviceAssertionError(f"device assertion failed in kernel '{name}' at {where}, program id {pid}, "

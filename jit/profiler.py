@@ -298,7 +298,7 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
             weight = float(counts[p]) / max(1, buffers.records(p))  # executions per traced one (jit.sampling)
             results = _memory(rec, line, info, buffers.stream_parts(p), spec, num_warps, device, weight)
             if touched is not None:
-                touched["write" if info["op"] == OP.TILE_STORE else "read"].extend(r.sector_ids for r in results)
+                touched["write" if _ACCESS.get(info["op"]) == "store" else "read"].extend(r.sector_ids for r in results)
     # the longest chain of dependent loads: a load executed n times in a loop waits n round trips
     rec.memory_rounds(max((int(counts[p]) for p in live if probes[p]["op"] == OP.TILE_LOAD), default=0))
     # loads whose addresses come from other loads (gathers through a page table) wait for those first
@@ -377,6 +377,7 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
     itemsize = parse_ir_type(info["operands"][0][1]).element_ty.itemsize
     numel = math.prod(shape)
     kind = info["op"]
+    access = _ACCESS.get(kind, "atomic")
     parts = [part for part in parts if len(part)]
     if not parts:
         return []
@@ -408,21 +409,29 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
             flags = np.ascontiguousarray(data[:, 1 + numel:]).view(np.uint8)[:, :numel]
             if not flags.all():
                 active = flags[:, element].astype(bool)
-                if kind != OP.TILE_LOAD:
+                if access != "load":
                     active &= ~rows.replica
                 active = active.reshape(-1, spec.warp_size)
-        if active is None and kind != OP.TILE_LOAD and rows.replica.any():
+        if active is None and access != "load" and rows.replica.any():
             active = np.broadcast_to(~rows.replica, (len(data),) + rows.replica.shape).reshape(-1, spec.warp_size)
         program_ids = np.repeat(data[:, 0], per_record)
-        if kind == OP.TILE_LOAD:
+        if access == "load":
             results.append(rec.global_access(line, lanes, active, vector * itemsize, program_ids=program_ids,
                                              weight=weight))
-        elif kind == OP.TILE_STORE:
+        elif access == "store":
             results.append(rec.global_access(line, lanes, active, vector * itemsize, store=True,
                                              program_ids=program_ids, weight=weight))
         else:
             rec.atomic_access(line, lanes, active, itemsize, program_ids=program_ids, weight=weight)
     return results
+
+
+# how the memory system sees each traced op: atomic loads, polls and atomic stores are ordered plain
+# accesses (ld.acquire / st.release, one element per lane); the rest are read-modify-writes at the L2
+# how a traced memory op reaches memory: read only (loads, atomic loads and polls), write only, or both (atomics)
+_ACCESS = {name: "atomic" if name in with_trait(Trait.WRITES_MEMORY) else "load"
+           for name in with_trait(Trait.READS_MEMORY)} | {
+    name: "store" for name in with_trait(Trait.WRITES_MEMORY) - with_trait(Trait.READS_MEMORY)}
 
 
 def _fastest_last(addresses: np.ndarray, shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:

@@ -184,7 +184,7 @@ class Sanitizers(Hooks):
             return
         start = reg.low - alloc.low
         byte = start + elements * dt.itemsize
-        if kind in ("load", "atomic"):  # an atomic reads the old value too
+        if kind in ("load", "atomic", "atomic_read"):  # an atomic reads the old value too
             unwritten = alloc.unwritten(byte.reshape(-1), dt.itemsize)
             if unwritten.any():
                 bad = int(elements.reshape(-1)[np.flatnonzero(unwritten)[0]])
@@ -192,7 +192,7 @@ class Sanitizers(Hooks):
                            "reads element "
                            f"{bad} of buffer '{reg.name}', which nothing has written (simulator.empty() memory)",
                            [_line(op)], [self.pid])
-        if kind != "load":
+        if kind not in ("load", "atomic_read"):
             for k in range(dt.itemsize):
                 alloc.written[byte + k] = True
 
@@ -248,6 +248,10 @@ class Sanitizers(Hooks):
             s.writer_line[elements] = line
             s.epoch_warp_w[elements] = warps
             s.epoch_warp_w_line[elements] = line
+        elif kind == "atomic_read":  # atomic_load / atomic_poll: races only with plain writes
+            hit = other(s.writer[elements])
+            if hit.any():
+                report("write/atomic race between programs", s.writer, s.writer_line, hit)
         else:  # atomic
             hit = other(s.writer[elements])
             if hit.any():

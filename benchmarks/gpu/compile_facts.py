@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     opts = parser.parse_args(argv)
     names = [c.name for c in sk.cases() if (not opts.family or c.family in opts.family)
              and (not opts.case or c.name in opts.case)]
-    with open(opts.out, "w") as f, ProcessPoolExecutor(opts.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+    spawn = multiprocessing.get_context("spawn")
+    with open(opts.out, "w") as f, ProcessPoolExecutor(opts.jobs, mp_context=spawn) as pool:
         for rows in pool.map(facts_of_case, names, [opts.seed] * len(names)):
             for row in rows:
                 f.write(json.dumps(row) + "\n")

@@ -172,7 +172,7 @@ def _check_store(op: Operation) -> None:
     _same_shapes(op)
     ptr, value, mask = op.operands
     if not ptr.type.dtype.is_ptr() or value.type.dtype != ptr.type.dtype.element_ty or not mask.type.dtype.is_bool():
-        raise VerifyError("tile.store: (ptr<T>, T, int1)")
+        raise VerifyError(f"{op.name}: (ptr<T>, T, int1)")
 
 
 def _check_atomic(op: Operation) -> None:
@@ -180,6 +180,37 @@ def _check_atomic(op: Operation) -> None:
     ptr, value = op.operands[:2]
     if not ptr.type.dtype.is_ptr() or value.type.dtype != ptr.type.dtype.element_ty:
         raise VerifyError(f"{op.name}: value type must be the pointee type")
+
+
+def _check_atomic_load(op: Operation) -> None:
+    _same_shapes(op)
+    ptr, mask = op.operands
+    if not ptr.type.dtype.is_ptr() or not mask.type.dtype.is_bool() \
+            or op.result.type.dtype != ptr.type.dtype.element_ty:
+        raise VerifyError("tile.atomic_load: (ptr<T>, int1) -> T")
+
+
+def _check_atomic_poll(op: Operation) -> None:
+    ptr, expected, timeout = op.operands
+    if ptr.type.shape != expected.type.shape or op.result.type.shape != ptr.type.shape:
+        raise VerifyError("tile.atomic_poll: pointer, expected value and result must share one shape")
+    if not ptr.type.dtype.is_ptr() or expected.type.dtype != ptr.type.dtype.element_ty \
+            or not op.result.type.dtype.is_bool() or timeout.type.shape or timeout.type.dtype.name != "int64":
+        raise VerifyError("tile.atomic_poll: (ptr<T>, T, int64 scalar) -> int1")
+
+
+def _check_map_elementwise(op: Operation) -> None:
+    _same_shapes(op)
+    pack = op.attrs["pack"]
+    region = op.regions[0]
+    if len(region.args) != pack * len(op.operands) or len(region.terminator.operands) != pack * len(op.results):
+        raise VerifyError("tile.map_elementwise: the region takes `pack` scalars per operand and yields `pack` "
+                          "per result")
+    numel = 1
+    for d in op.operands[0].type.shape:
+        numel *= d
+    if numel % pack:
+        raise VerifyError(f"tile.map_elementwise: pack {pack} does not divide {numel} elements")
 
 
 def _check_reduce(op: Operation) -> None:
@@ -336,6 +367,11 @@ _ROWS: list[OpInfo] = [
          traits=(_T.CONSUMES_ELEMENTS,), doc="Sort along the last dim."),
     _row("tile.histogram", 2, 1, attrs=("num_bins",), cls="integer", traits=(_T.CONSUMES_ELEMENTS,),
          doc="(x, mask) -> int32[num_bins]: counts of x == b for masked-in elements; out-of-range x ignored."),
+    _row("tile.map_elementwise", -1, -1, regions=1, attrs=("pack",), cls="branch", pure=False,
+         verify=_check_map_elementwise,
+         doc="body(scalars...) -> scf.yield(scalars...) per group of `pack` consecutive row-major elements, in "
+             "element order: operand i's group elements are args i*pack..i*pack+pack-1, result r's are yields "
+             "r*pack..r*pack+pack-1. Scalar control flow in the body runs per element."),
     # -- tensor cores
     _row("tile.dot", 3, 1, attrs=("input_precision",), cls="tensor", verify=_check_dot,
          traits=(_T.CONSUMES_ELEMENTS,),
@@ -354,6 +390,17 @@ _ROWS: list[OpInfo] = [
     _row("tile.atomic_cas", 3, 1, attrs=("sem", "scope"), cls="atomic", pure=False,
          traits=(_T.READS_MEMORY, _T.WRITES_MEMORY, _T.CONSUMES_ELEMENTS),
          doc="(ptr, cmp, value) -> old value; writes value where old == cmp."),
+    _row("tile.atomic_load", 2, 1, attrs=("sem", "scope"), cls="memory", pure=False, verify=_check_atomic_load,
+         traits=(_T.READS_MEMORY, _T.CONSUMES_ELEMENTS),
+         doc="(ptr, mask) -> one atomic load per active lane (sem acquire or relaxed); masked-off lanes give 0."),
+    _row("tile.atomic_store", 3, 0, attrs=("sem", "scope"), cls="memory", pure=False, verify=_check_store,
+         traits=(_T.WRITES_MEMORY, _T.CONSUMES_ELEMENTS),
+         doc="(ptr, value, mask): one atomic store per active lane (sem release or relaxed), in element order."),
+    _row("tile.atomic_poll", 3, 1, attrs=("sem", "scope"), cls="memory", pure=False, verify=_check_atomic_poll,
+         traits=(_T.READS_MEMORY, _T.CONSUMES_ELEMENTS),
+         doc="(ptr, expected, timeout_ns) -> int1: per lane in element order, atomic loads until the value "
+             "equals `expected` (bitwise) or the launch-wide wall clock passes the budget, which all lanes share "
+             "from the op's start; every lane loads at least once; timeout_ns < 0 means no timeout."),
     # -- control flow
     _row("scf.for", -1, -1, regions=1, cls="branch", pure=False, verify=_check_for,
          doc="(lb, ub, step, inits...): body(iv, carried...) runs for iv in range(lb, ub, step)."),

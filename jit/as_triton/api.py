@@ -14,9 +14,10 @@ from jit.as_triton.runtime import (
     TensorWrapper,
     reinterpret,
 )
+from jit.as_triton.runtime import triton_jit as jit
 from jit.as_triton.unsupported import NoMeaning, stands_in_for
 from jit.autotune import Config, autotune, heuristics
-from jit.kernel import cdiv, jit, next_power_of_2
+from jit.kernel import cdiv, next_power_of_2
 
 __version__ = "3.9.0"  # the Triton release whose names this module follows
 

@@ -6,16 +6,48 @@ reinterpret (a tensor seen with another element type, e.g. int32 storage as uint
 
 from __future__ import annotations
 
+import functools
+import os
+
 from dsl.errors import TritonError
 from jit.as_triton import driver  # noqa: F401  (`triton.runtime.driver.active`)
 from jit.autotune import Autotuner, Config, Heuristics, autotune, heuristics
 from jit.kernel import JITFunction
+from jit.kernel import jit as plain_jit
 
 KernelInterface = JITFunction
 
 
 class InterpreterError(TritonError):
     """Triton's interpreter wraps errors raised while it runs a kernel in this; kept for `except` clauses."""
+
+
+class InterpretedJITFunction(JITFunction):
+    """`triton.jit` under TRITON_INTERPRET=1: Triton's interpreter reports a kernel's compile and run-time
+    errors as InterpreterErrors (its tests pick the class with `is_interpreter()`), so a failed launch's
+    error is also an InterpreterError here, keeping its own class, text and `__cause__`."""
+
+    def run(self, *args, grid, **kwargs):
+        try:
+            return super().run(*args, grid=grid, **kwargs)
+        except TritonError as error:
+            if not isinstance(error, InterpreterError):
+                error.__class__ = _as_interpreter_error(type(error))
+            raise
+
+
+def triton_jit(fn=None, **options):
+    """`triton.jit`: wavetile's @jit, with InterpretedJITFunction under TRITON_INTERPRET=1."""
+    if os.environ.get("TRITON_INTERPRET", "0") != "1":
+        return plain_jit(fn, **options)
+    if fn is None:
+        return lambda f: InterpretedJITFunction(f, **options)
+    return InterpretedJITFunction(fn, **options)
+
+
+@functools.cache
+def _as_interpreter_error(cls: type) -> type:
+    return type(cls.__name__, (cls, InterpreterError), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
 
 
 class OutOfResources(TritonError):

@@ -18,7 +18,7 @@ import llvmlite.ir as ir
 from dsl.ir.core import Function, Operation, Value
 from dsl.ir.ops import OP, OPS
 from jit import abi
-from jit.codegen import control, debug, dot, driver, elements, fusion, memory, reduce, shapes
+from jit.codegen import atomic_access, control, debug, dot, driver, elements, fusion, mapped, memory, reduce, shapes
 from jit.codegen.context import Lowering
 from jit.codegen.llvm_types import F32, F64, I32, I64, is_narrow_float, register_type
 from jit.codegen.numerics import decode
@@ -95,6 +95,8 @@ EMITTERS = {
     OP.TILE_NUM_PROGRAMS: _num_programs,
     OP.TILE_BARRIER: _nothing,
     **memory.EMITTERS,
+    **atomic_access.EMITTERS,
+    **mapped.EMITTERS,
     **control.EMITTERS,
     **reduce.EMITTERS,
     **dot.EMITTERS,

@@ -305,14 +305,15 @@ def _dot(m, op, args):
 
 # -- memory
 
-def _access(m: Machine, op: Operation, kind: str, ptr: np.ndarray, active: np.ndarray):
+def _access(m: Machine, op: Operation, kind: str, ptr: np.ndarray, active: np.ndarray, writes: bool | None = None):
+    """Resolve and check an access; `writes=False` marks an atomic that only reads (hooks see 'atomic_read')."""
     dt = op.operands[0].type.dtype.element_ty
     try:
         reg = m.memory.resolve(ptr, active, dt.itemsize, m.provenance.buffer(op.operands[0]))
         if reg is None:
             return None, None, dt
         idx = m.memory.indices(reg, ptr, active, dt)
-        if kind != "load" and not reg.writable:
+        if (kind != "load" if writes is None else writes) and not reg.writable:
             raise AccessError("read-only", f"buffer '{reg.name}' is read-only (flags.writeable is False), so the "
                               "kernel cannot write it; pass a writable array", int(np.flatnonzero(active)[0]))
     except AccessError as e:
@@ -320,7 +321,7 @@ def _access(m: Machine, op: Operation, kind: str, ptr: np.ndarray, active: np.nd
                                f"{e} (tile element {_tile_index(ptr.shape, e.lane)} of shape "
                                f"{list(ptr.shape)})") from None
     if m.hooks.active:
-        m.hooks.access(op, kind, reg, idx, active, dt)
+        m.hooks.access(op, "atomic_read" if kind == "atomic" and writes is False else kind, reg, idx, active, dt)
     return reg, idx, dt
 
 
@@ -402,6 +403,63 @@ def _atomic_cas(m, op, args):
     return [out]
 
 
+def _atomic_load(m, op, args):
+    """One atomic load per active lane; with one program running at a time it reads what a plain load reads."""
+    ptr, mask = args
+    active = np.broadcast_to(mask, ptr.shape)
+    reg, idx, dt = _access(m, op, "atomic", ptr, active, writes=False)
+    if reg is None:
+        return [np.zeros(ptr.shape, _reg(op))]
+    return [np.where(active, m.memory.load(reg, idx, active, dt), 0).astype(_reg(op))]
+
+
+def _atomic_store(m, op, args):
+    ptr, value, mask = args
+    active = np.broadcast_to(mask, ptr.shape)
+    reg, idx, dt = _access(m, op, "atomic", ptr, active)
+    if reg is None:
+        return None
+    value = np.broadcast_to(value, ptr.shape)
+    order = m.lane_order(ptr.shape)
+    if order is not None:
+        idx, active, value = (a.reshape(-1)[order] for a in np.broadcast_arrays(idx, active, value))
+    m.memory.store(reg, idx, active, value, dt)
+    return None
+
+
+def _atomic_poll(m, op, args):
+    """Programs run one at a time here, so nothing can change memory while a poll waits: each lane's first
+    load decides. A lane that does not match without a timeout would wait forever, which is an error."""
+    ptr, expected, timeout = args
+    active = np.ones(ptr.shape, np.bool_)
+    reg, idx, dt = _access(m, op, "atomic", ptr, active, writes=False)
+    seen = m.memory.load(reg, idx, active, dt)
+    matched = np.asarray(seen == np.broadcast_to(expected, ptr.shape))
+    if int(timeout) < 0 and not matched.all():
+        lane = int(np.flatnonzero(~matched.ravel())[0])
+        raise KernelError(f"atomic_poll in kernel '{m.kernel_name}' at {m.where(op)}, program id {m.pid} would wait "
+                          f"forever: tile element {_tile_index(ptr.shape, lane)} holds {np.ravel(seen)[lane]}, not "
+                          f"the expected {np.ravel(np.broadcast_to(expected, ptr.shape))[lane]}, and no timeout_ns "
+                          "was given; the interpreter runs one program at a time, so no other program can write it "
+                          "while this one waits (run compiled, where programs run concurrently, or pass timeout_ns)")
+    return [matched.astype(np.bool_)]
+
+
+def _map_elementwise(m, op, args):
+    """The region once per group of `pack` consecutive row-major elements, in element order."""
+    pack = op.attrs["pack"]
+    shape = op.results[0].type.shape
+    flat = [np.broadcast_to(a, shape).reshape(-1) for a in args]
+    outs = [np.zeros(math.prod(shape), _reg_of(r)) for r in op.results]
+    for start in range(0, math.prod(shape), pack):
+        scalars = [np.asarray(a[start + j]) for a in flat for j in range(pack)]
+        values = m.run_region(op.regions[0], scalars)
+        for r, out in enumerate(outs):
+            for j in range(pack):
+                out[start + j] = values[r * pack + j]
+    return [out.reshape(shape) for out in outs]
+
+
 # -- control flow
 
 def _for(m, op, args):
@@ -478,6 +536,10 @@ HANDLERS: dict[str, Handler] = {
     OP.TILE_STORE: _store,
     OP.TILE_ATOMIC: _atomic,
     OP.TILE_ATOMIC_CAS: _atomic_cas,
+    OP.TILE_ATOMIC_LOAD: _atomic_load,
+    OP.TILE_ATOMIC_STORE: _atomic_store,
+    OP.TILE_ATOMIC_POLL: _atomic_poll,
+    OP.TILE_MAP_ELEMENTWISE: _map_elementwise,
     OP.SCF_FOR: _for,
     OP.SCF_IF: _if,
     OP.SCF_WHILE: _while,

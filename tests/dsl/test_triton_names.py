@@ -1,5 +1,5 @@
 """The triton.language names of issue 15 added last: type names, tl.const, target_info, expect_zero,
-bitonic_merge, the refused map_elementwise / aggregate, and the int-argument range check."""
+bitonic_merge and the int-argument range check."""
 
 import numpy as np
 import pytest
@@ -93,26 +93,6 @@ def test_type_names_target_info_and_expect_zero():
     assert tl.tuple_type([tl.int32, tl.float32]) == tl.tuple_type([tl.int32, tl.float32])
     assert tl.constexpr_type(3) == tl.constexpr_type(3) != tl.constexpr_type(4)
     assert str(tl.void) == "void" or tl.void.name == "void"
-
-
-@jit
-def _identity(v):
-    return v
-
-
-@jit
-def _map_kernel(x_ptr):
-    x = tl.load(x_ptr + tl.arange(0, 16))
-    tl.map_elementwise(_identity, x)
-
-
-def test_map_elementwise_and_aggregate_are_refused_clearly():
-    with pytest.raises(CompilationError, match="map_elementwise is not supported"):
-        _map_kernel[(1,)](np.ones(16, np.float32))
-    with pytest.raises(NotImplementedError, match="aggregate"):
-        tl.core._aggregate(type("Pair", (), {}))
-    with pytest.raises(NotImplementedError, match="Pair"):
-        tl.aggregate_replace(type("Pair", (), {})(), x=1)
 
 
 @jit

@@ -137,6 +137,10 @@ def every_op_function() -> Function:
     b.value("tile.gather", [x, ints], v16, axis=0)
     b.value("tile.sort", [x], v16, descending=True)
     b.value("tile.histogram", [ints, mask], T(dt.int32, 8), num_bins=8)
+    mapped = Block([F32, F32])
+    with b.at(mapped):
+        b.create("scf.yield", [mapped.args[1], mapped.args[0]], [])
+    b.create("tile.map_elementwise", [x], [v16], {"pack": 2}, [mapped])
 
     # reductions, scans (one with two operands, argmax-style) and the dot
     b.create("tile.reduce", [tile], [v16], {"axis": 0}, [_combine(b, 1, [F32], "arith.max")])
@@ -150,6 +154,10 @@ def every_op_function() -> Function:
     b.create("tile.store", [ptrs, x, mask], [], {"cache": "", "eviction": ""})
     b.value("tile.atomic", [ptrs, x, mask], v16, kind="add", sem="acq_rel", scope="gpu")
     b.value("tile.atomic_cas", [iptrs, ints, ints], i16, sem="relaxed", scope="cta")
+    b.value("tile.atomic_load", [ptrs, mask], v16, sem="acquire", scope="gpu")
+    b.create("tile.atomic_store", [ptrs, x, mask], [], {"sem": "release", "scope": "sys"})
+    b.value("tile.atomic_poll", [iptrs, ints, b.constant(-1, T(dt.int64))], T(dt.int1, 16), sem="relaxed",
+            scope="cta")
     b.create("tile.print", [pid, x], [], {"prefix": 'pid "x" =\n', "hex": False})
     b.create("tile.assert", [mask], [], {"message": "mask must hold\t\\ here"})
     b.create("tile.barrier", [], [])

@@ -194,3 +194,67 @@ def test_pytest_runs_triton_style_tests(tmp_path):
                             timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "3 passed" in result.stdout
+
+
+NEW_NAMES_PROGRAM = """
+    import numpy as np
+    import pytest
+    import triton
+    import triton.language as tl
+    from triton._internal_testing import is_interpreter
+    from triton.runtime.errors import InterpreterError
+
+    @triton.jit
+    def clamp_scalar(v, hi):
+        if v > hi:
+            return hi
+        return v
+
+    @tl.core._aggregate
+    class Flags:
+        ptr: tl.tensor
+        count: tl.constexpr
+
+        def __init__(self, ptr, count):
+            self.ptr = ptr
+            self.count = tl.constexpr(count)
+
+        @triton.jit
+        def wait_all(self):
+            offs = tl.arange(0, self.count)
+            return tl.atomic_poll(self.ptr + offs, 1, sem="acquire", timeout_ns=0)
+
+    @triton.jit
+    def kernel(x_ptr, flag_ptr, out_ptr, seen_ptr, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        x = tl.atomic_load(x_ptr + offs, sem="relaxed")
+        tl.atomic_store(out_ptr + offs, tl.map_elementwise(clamp_scalar, x, 3.0), sem="release")
+        tl.store(seen_ptr + offs, Flags(flag_ptr, N).wait_all())
+
+    @triton.jit
+    def bad_descriptor(ptr):
+        desc = tl.make_tensor_descriptor(ptr, [16, 16], [16, 1], [4, 2])
+        desc.load([0, 0])
+
+    x = np.random.default_rng(3).standard_normal(8).astype(np.float32) * 4
+    flags = np.array([1, 0, 1, 1, 0, 1, 1, 1], np.int32)
+    out, seen = np.zeros(8, np.float32), np.zeros(8, np.bool_)
+    kernel[(1,)](x, flags, out, seen, N=8)
+    np.testing.assert_array_equal(out, np.minimum(x, 3.0))
+    np.testing.assert_array_equal(seen, flags == 1)
+    errc = triton.CompilationError if not is_interpreter() else InterpreterError
+    with pytest.raises(errc) as e:
+        bad_descriptor[(1,)](np.zeros((16, 16), np.int32))
+    assert "Descriptor block shape must have at least 16 bytes" in str(e.value.__cause__)
+    assert isinstance(e.value, triton.CompilationError)
+    print("ok", is_interpreter())
+"""
+
+
+@pytest.mark.parametrize("interpret", ["0", "1"])
+def test_new_triton_names_and_interpreter_error_classes(tmp_path, interpret):
+    """atomic_load/store/poll, map_elementwise and aggregates under Triton's names; under TRITON_INTERPRET=1 a
+    failed launch is also an InterpreterError, as Triton's tests expect there."""
+    result = run_as_triton(tmp_path, NEW_NAMES_PROGRAM, env={"TRITON_INTERPRET": interpret})
+    assert result.returncode == 0, result.stderr
+    assert f"ok {interpret == '1'}" in result.stdout
