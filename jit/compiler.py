@@ -107,13 +107,11 @@ class CompiledKernel:
 
     @property
     def n_regs(self) -> int:
-        """Registers per thread a GPU build would need: the profiler's estimate, from every op of the kernel
-        (no register allocator runs for the CPU code)."""
+        """Registers per thread a GPU build would need: the profiler's estimate, from the liveness of the
+        kernel's tile values (no register allocator runs for the CPU code)."""
         import simulator
 
-        probes = self._static_probes()
-        live = gpu_resources.live_bytes(probes, range(len(probes)))
-        return simulator.estimate_registers(live, self.options.num_warps)
+        return simulator.estimate_registers(gpu_resources.kernel_register_bytes(self), self.options.num_warps)
 
     @property
     def n_spills(self) -> int:

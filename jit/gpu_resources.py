@@ -1,7 +1,7 @@
 """What a GPU build of a kernel would allocate per program: shared memory and registers.
 
-Read off the kernel's ops (the profiler's probe records), so both the profiler and a compiled kernel's
-Triton-style `n_regs` / `metadata.shared` use one estimate.
+Read off the kernel's ops (the profiler's probe records, or its tile IR for registers), so both the profiler
+and a compiled kernel's Triton-style `n_regs` / `metadata.shared` use one estimate.
 """
 
 from __future__ import annotations
@@ -40,63 +40,50 @@ def shared_bytes(probes, live, spec, num_warps, num_stages, padding) -> int:
     return dots + scratch
 
 
-def live_bytes(probes, live) -> int:
-    """Bytes of tile values one op keeps in registers at most: a register-pressure proxy.
-
-    An op holds its operands and results; a tl.dot holds its accumulator once (the result overwrites
-    it) and its A operand, while B is read from shared memory (both tensor-core lowerings do so). A pointer
-    tile costs one register per element: the GPU keeps a scalar base and 32-bit offsets."""
-    most = 0
-    for p in live:
-        info = probes[p]
-        held = info["operands"] + info["results"]
-        if info["op"] == OP.TILE_DOT:
-            held = [info["operands"][0], info["results"][0]]
-        total = 0
-        for shape, type_text in held:
-            if shape:
-                dtype = parse_ir_type(type_text)
-                total += math.prod(shape) * (4 if dtype.is_ptr() else max(1, dtype.itemsize))  # i32 offsets
-        most = max(most, total)
-    return most
-
-
 _LOOPS = (OP.SCF_FOR, OP.SCF_WHILE)
 
 
-def peak_live_bytes(func) -> int:
-    """Most bytes of tile values live at once in one program: a liveness sweep over the tile IR in program
-    order. A value lives from its definition to its last use; one used inside a loop but defined before it
-    lives through the whole loop (every iteration reads it), and a loop's carried values live through its
-    body. Pointer and 64-bit tiles take 8 bytes per element, masks 1; fp16 values pack two to a register.
-    This is what a register allocator must fit, before the compiler rematerialises anything."""
-    order: dict[int, int] = {}  # id(op) -> position in program order
-    spans: dict[int, tuple[int, int]] = {}  # id(loop op) -> (first, last) position of its body
-    parents: dict[int, list] = {}  # id(op) -> loops that enclose it, outermost first
+def kernel_register_bytes(kernel) -> int:
+    """register_bytes of a compiled kernel's tile IR, computed once per kernel."""
+    found = kernel.metadata.get("register_bytes")
+    if found is None:
+        from dsl.ir import parse_function
 
-    def visit(ops, loops: list) -> None:
+        found = kernel.metadata["register_bytes"] = register_bytes(parse_function(kernel.asm["ir"]))
+    return found
+
+
+def register_bytes(func) -> int:
+    """Bytes of tile values one program keeps in registers at most: a liveness sweep over the tile IR in
+    program order. A value lives from its definition to its last use; one used inside a loop but defined
+    before it lives through the whole loop (every iteration reads it), and a loop's carried values live
+    through its body. Floating-point values count their bytes (fp16 packs two to a register), pointer tiles
+    a quarter of their 8 bytes (Triton keeps a base and recomputes offsets per vector), integer indices and
+    masks nothing (recomputed where used): the weights that fit Triton's register counts best
+    (simulator/data/h200_compile_facts.jsonl, calibration configs; simulator.estimate_registers scales it)."""
+    order: dict[int, int] = {}  # id(op) -> position in program order
+    spans: dict[int, tuple[int, int]] = {}  # id(op with regions) -> (its position, its body's last)
+    loops: dict[int, list] = {}  # id(op) -> the loops that enclose it, outermost first
+
+    def visit(ops, enclosing: list) -> None:
         for op in ops:
             order[id(op)] = len(order)
-            parents[id(op)] = loops
+            loops[id(op)] = enclosing
             if op.regions:
-                inner = loops + [op] if op.name in _LOOPS else loops
+                inner = enclosing + [op] if op.name in _LOOPS else enclosing
                 for region in op.regions:
                     visit(region.ops, inner)
                 spans[id(op)] = (order[id(op)], len(order) - 1)
 
     visit(func.body.ops, [])
     ranges: dict[int, list] = {}  # id(value) -> [value, first, last]
-
-    def define(value, at: int) -> None:
-        ranges[id(value)] = [value, at, at]
-
     for op in func.walk():
-        at = order[id(op)]
+        done = spans[id(op)][1] if op.regions else order[id(op)]
         for result in op.results:
-            define(result, spans.get(id(op), (at, at))[1] if op.regions else at)
+            ranges[id(result)] = [result, done, done]
         for region in op.regions:
-            for arg in region.args:
-                ranges[id(arg)] = [arg, *spans[id(op)]]  # carried values: the whole body
+            for arg in region.args:  # carried values and induction variables: the whole body
+                ranges[id(arg)] = [arg, *spans[id(op)]]
     for op in func.walk():
         at = order[id(op)]
         for value in op.operands:
@@ -104,7 +91,7 @@ def peak_live_bytes(func) -> int:
             if entry is None:
                 continue
             last = at
-            for loop in parents[id(op)]:  # a use inside a loop the value was defined outside of
+            for loop in loops[id(op)]:  # a use inside a loop the value was defined before
                 first, end = spans[id(loop)]
                 if entry[1] < first:
                     last = max(last, end)
@@ -112,19 +99,20 @@ def peak_live_bytes(func) -> int:
             entry[2] = max(entry[2], last)
     events = []
     for value, first, last in ranges.values():
-        size = _tile_bytes(value.type)
+        size = _register_weight(value.type)
         if size:
             events += [(first, size), (last + 1, -size)]
-    live = most = 0
+    live = most = 0.0
     for _, change in sorted(events):
         live += change
         most = max(most, live)
-    return most
+    return int(most)
 
 
-def _tile_bytes(type_) -> int:
+def _register_weight(type_) -> float:
     if not type_.shape:
-        return 0
+        return 0.0
     dtype = type_.dtype
-    size = 8 if dtype.is_ptr() else 1 if dtype.is_bool() else max(1, dtype.itemsize)
-    return math.prod(type_.shape) * size
+    if dtype.is_ptr():
+        return 2.0 * math.prod(type_.shape)
+    return float(math.prod(type_.shape) * dtype.itemsize) if dtype.is_floating() else 0.0

@@ -209,7 +209,8 @@ def _record(jit_fn, kernel, grid, strata: list[tuple[TraceBuffers, int, float]],
                                    num_warps=kernel.options.num_warps, num_stages=kernel.options.num_stages,
                                    shared_padding=padding, device=device, touched=seen,
                                    cache=kernel.metadata.setdefault("profile_cache", {}),
-                                   program_factor=weight if sampled else None)
+                                   program_factor=weight if sampled else None,
+                                   register_bytes=gpu_resources.kernel_register_bytes(kernel))
         if weight != 1.0:
             part = sampling.scale(part, weight, int(round(measured * weight)))
             part_lines = {key: sampling.scale(c, weight, 0) for key, c in part_lines.items()}
@@ -270,8 +271,10 @@ class DeviceAddresses:
 def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: int, num_warps: int,
             num_stages: int, shared_padding: int = DEFAULT_SHARED_PADDING,
             device: DeviceAddresses | None = None, touched: dict[str, list] | None = None,
-            cache: dict | None = None, program_factor: float | None = None) -> tuple[Counters, dict[LineKey, Counters]]:
+            cache: dict | None = None, program_factor: float | None = None,
+            register_bytes: int = 0) -> tuple[Counters, dict[LineKey, Counters]]:
     """Launch totals and per-line counters of the programs an instrumented run executed.
+    register_bytes: the kernel's live tile bytes (jit.gpu_resources.register_bytes), for its register demand.
     touched: filled with the sector ids each kind of access ("read", "write") touched.
     cache: a dict kept with the kernel; what depends only on the kernel and the execution counts (not on
     addresses) is computed once per distinct case there, so profiling a kernel again costs less.
@@ -280,11 +283,12 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
     live = [p for p in range(len(probes)) if counts[p]]
     device = device or DeviceAddresses()
     dots = _dot_operands(buffers, live, device)
-    key = (spec, num_warps, num_stages, shared_padding, file,
+    key = (spec, num_warps, num_stages, shared_padding, file, register_bytes,
            tuple((p, int(counts[p])) for p in live if not probes[p]["trace"]), tuple(sorted(dots.items())))
     cached = None if cache is None else cache.get(key)
     if cached is None:
-        cached = _static_counters(probes, live, counts, spec, file, num_warps, num_stages, shared_padding, dots)
+        cached = _static_counters(probes, live, counts, spec, file, num_warps, num_stages, shared_padding, dots,
+                                  register_bytes)
         if cache is not None:
             cache[key] = cached
     registers, shared_bytes, extra = cached
@@ -353,10 +357,10 @@ def _contiguous_dim(buffers: TraceBuffers, probe: int, device: DeviceAddresses) 
     return dim if len(shape) and shape[dim] > 1 and _contiguous(head, shape, dim, itemsize) else None
 
 
-def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, padding, dots=None):
+def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, padding, dots=None, register_bytes=0):
     """(registers per thread, shared bytes per program, per-line counters of the non-memory ops)."""
     shared_bytes = gpu_resources.shared_bytes(probes, live, spec, num_warps, num_stages, padding)
-    registers = simulator.estimate_registers(gpu_resources.live_bytes(probes, live), num_warps, spec)
+    registers = simulator.estimate_registers(register_bytes, num_warps, spec)
     extra: dict[LineKey, Counters] = {}
     dot_shapes = {tuple(probes[p]["results"][0][0]) for p in live if probes[p]["op"] == OP.TILE_DOT}
     for p in live:
