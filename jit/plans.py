@@ -19,11 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from dsl.core import constexpr
+from dsl.dtypes import integer_dtype
 from dsl.ir.core import TileType
-from jit import interpreter, launcher
+from jit import launch, launcher, native
+from jit.arguments import arg_slot, byte_bounds, data_address
+from jit.grid import normalize_grid
 
 PLAN_OPTIONS = frozenset(("num_warps", "num_stages"))
-_I32, _I64, _U64 = 1 << 31, 1 << 63, 1 << 64
 
 
 @dataclass(frozen=True)
@@ -59,21 +61,22 @@ class Plans:
                     return None
                 parts.append((type(value), value))
             elif kind is np.ndarray:
-                address = launcher.data_address(value)
+                address = data_address(value)
                 addresses[i] = address
                 flags = value.flags  # read-only arrays get their own plans: the general path refuses written ones
                 parts.append((value.dtype, self.specialize[i] and address % 16 == 0, flags.c_contiguous,
                               flags.writeable))
             elif kind is int:
-                if not -_I64 <= value < _U64:
+                dtype = integer_dtype(value)  # the general path's rule (jit.arguments.classify)
+                if dtype is None:
                     return None
-                size = 32 if -_I32 <= value < _I32 else 64 if value < _I64 else 65
-                parts.append((size, value == 1, value % 16 == 0) if self.specialize[i] else (size,))
+                parts.append((dtype, value == 1, value % 16 == 0) if self.specialize[i] else (dtype,))
             elif kind is float or kind is bool:
                 parts.append(kind)
             else:
                 return None
-        options = (kwargs.get("num_warps", 4), kwargs.get("num_stages", 3), launcher.checks_enabled())
+        options = (kwargs.get("num_warps", launch.DEFAULT_NUM_WARPS),
+                   kwargs.get("num_stages", launch.DEFAULT_NUM_STAGES), launch.checks_enabled())
         return (tuple(parts), options), addresses
 
     def launch(self, args: tuple, kwargs: dict, grid) -> object | None:
@@ -83,27 +86,26 @@ class Plans:
             return None
         found = self.key(values, kwargs)
         plan = None if found is None else self.by_key.get(found[0])
-        if plan is None or interpreter.mode(kwargs) or launcher.profiling():
+        if plan is None or launcher.route(kwargs) != launcher.NATIVE:
             return None
         addresses = found[1]
         if callable(grid):
-            meta = {name: (v.value if type(v) is constexpr else v) for name, v in zip(self.names, values)}
-            grid = grid({**meta, **kwargs})
-        grid = launcher.normalize_grid(grid, self.jit_fn.__name__)
+            grid = grid(launch.grid_meta(zip(self.names, values), kwargs))
+        grid = normalize_grid(grid, self.jit_fn.__name__)
         slots, bounds = [], []
         for i, slot_type in plan.slots:
             value = values[i]
             if slot_type.dtype.is_ptr():
                 low, high = ((addresses[i], addresses[i] + value.nbytes) if value.flags.c_contiguous
-                             else launcher.byte_bounds(value))
+                             else byte_bounds(value))
                 slots.append(addresses[i])
                 bounds += (low, high - low)
             else:
-                slots.append(launcher.arg_slot(value, slot_type))
-        rc, error = launcher.run_frame(plan.kernel, grid, slots, bounds)
-        if rc:  # bind again (no side effects) for the names and sizes the message shows
-            _, _, runtime = self.jit_fn.bind(args, dict(kwargs))
-            raise launcher.launch_error(plan.kernel, self.jit_fn.__name__, rc, error, runtime)
+                slots.append(arg_slot(value, slot_type))
+        rc, error = native.run_frame(plan.kernel, grid, slots, bounds)
+        if rc:  # bind (no side effects) for the names and sizes the message shows
+            runtime = launch.bind(self.jit_fn, args, kwargs).runtime
+            raise native.launch_error(plan.kernel, self.jit_fn.__name__, rc, error, runtime)
         return plan.kernel
 
     def remember(self, args: tuple, kwargs: dict, kernel, runtime: list) -> None:
