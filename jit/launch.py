@@ -14,7 +14,7 @@ import functools
 import operator
 from collections.abc import Iterable
 
-from dsl.core import unwrap
+from dsl.core import constexpr, unwrap
 from dsl.ir.core import TileType
 from jit import compiler, env
 from jit.arguments import INTEGER_SCALARS, Buffer, classify
@@ -133,7 +133,7 @@ def _arguments(jit_fn, args: tuple, kwargs: dict) -> dict:
 def grid_meta(arguments: Iterable[tuple[str, object]], options: dict) -> dict:
     """What a callable grid receives (Triton's `meta`): every argument by name, constexprs unwrapped, and the
     launch options. The one builder for the general path, the plan fast path and modeled launches."""
-    meta = {name: unwrap(value) for name, value in arguments}
+    meta = {name: (value.value if isinstance(value, constexpr) else value) for name, value in arguments}  # unwrap
     meta.update(options)
     return meta
 

@@ -9,7 +9,7 @@ import dsl as tl
 import simulator
 from dsl import dtypes as T
 from dsl.errors import OutOfBoundsError
-from jit import arguments, cdiv, compiler, grid, interpreter, jit, launch, launcher
+from jit import Config, arguments, cdiv, compiler, grid, interpreter, jit, launch, launcher
 from jit.launcher import model_launch
 
 
@@ -229,3 +229,45 @@ def test_the_interpreter_runs_the_compilers_ir_stages(no_modes, rng):
     kernel = bound.compiled()
     func = interpreter.ir_of(scale_kernel, bound.signature, 2, bound.divisibility)
     assert str(func) == kernel.asm["ir"]  # the interpreter executes exactly the IR codegen lowered
+
+
+# --- one config trial ---------------------------------------------------------------------------------------
+@jit
+def accumulate_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(out_ptr + offs, mask=mask) + tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+def test_one_trial_models_then_times_on_the_inputs_it_is_given(no_modes, rng):
+    """jit.autotune.Trial, which the autotuner and wavetile-tune share: each run (modeled or timed) gets
+    inputs from `inputs` and is followed by `done`, so an output that accumulates shows one run's worth."""
+    from jit.autotune import Trial, TuningRecord
+
+    x = rng.standard_normal(150).astype(np.float32)
+    out = np.zeros_like(x)
+    events = []
+
+    def inputs():
+        out[...] = 0
+        events.append("inputs")
+        return x, out, x.size
+
+    def done(exc):
+        events.append("done" if exc is None else f"failed: {type(exc).__name__}")
+        np.testing.assert_array_equal(out, x)  # one launch on fresh inputs, never two
+
+    config = Config({"BLOCK": 64}, num_warps=2)
+    rec = TuningRecord(config)
+    trial = Trial(accumulate_kernel, (x, out, x.size), config.all_kwargs(), lambda m: (cdiv(m["n"], m["BLOCK"]),),
+                  inputs=inputs, done=done)
+    last = trial.run(rec, model=True, runs=3)
+    assert rec.ok and rec.modeled_seconds > 0 and rec.cpu_seconds > 0 and last[1] is out
+    assert events == ["inputs", "done"] * 4  # the model's run, then three timed runs
+    failing = TuningRecord(Config({"BLOCK": 48}))  # not a power of two: the compile fails, the trial reports it
+    events.clear()
+    assert Trial(accumulate_kernel, (x, out, x.size), {"BLOCK": 48}, (3,), inputs=inputs,
+                 done=lambda exc: events.append(type(exc).__name__)).run(failing, model=True, runs=3) is None
+    assert failing.error.startswith("CompilationError: in kernel 'accumulate_kernel'")
+    assert "its length 48 must be a power of 2" in failing.error
+    assert failing.cpu_seconds == failing.modeled_seconds == float("inf") and events == ["CompilationError"]
