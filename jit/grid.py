@@ -7,6 +7,7 @@ import numpy as np
 
 from jit import env
 
+SCHEDULE_SEED = "WAVETILE_SCHEDULE_SEED"
 GRID_LIMITS = (2**31 - 1, 65535, 65535)  # the largest x, y and z a CUDA launch (so Triton) accepts
 
 
@@ -29,13 +30,13 @@ def normalize_grid(grid, kernel_name: str = "") -> tuple[int, int, int]:
 
 def schedule_seed() -> int | None:
     """WAVETILE_SCHEDULE_SEED: run programs in a seeded random order (flushes out order dependences)."""
-    return env.integer("WAVETILE_SCHEDULE_SEED", minimum=0)
+    return env.integer(SCHEDULE_SEED, minimum=0)
 
 
 def program_order(total: int) -> np.ndarray | None:
     """The linear program ids of a `total`-program grid in the order WAVETILE_SCHEDULE_SEED asks for, or
     None (id order). Every executor runs this one permutation, so a seed reproduces across them."""
-    seed = schedule_seed()
+    seed = env.integer(SCHEDULE_SEED, minimum=0)  # (schedule_seed, inlined: read on every launch)
     if seed is None:
         return None
     return np.random.default_rng(seed).permutation(total).astype(np.int64)

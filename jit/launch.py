@@ -46,6 +46,7 @@ class Launch:
     compile_options: compiler.Options
     grid: tuple[int, int, int] | None  # None: bound without a grid (warmup)
     kernel: object = None  # the CompiledKernel, once an executor has compiled it
+    _divisibility: tuple[str, ...] | None = dataclasses.field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -65,10 +66,12 @@ class Launch:
         x, y, z = self.grid
         return x * y * z
 
-    @functools.cached_property
+    @property
     def divisibility(self) -> tuple[str, ...]:
         """Names of integer arguments divisible by 16 and pointers aligned to 16 bytes (Triton's "D" key)."""
-        return divisibility(self.runtime, self.jit_fn.do_not_specialize)
+        if self._divisibility is None:  # (not functools.cached_property: it takes a lock on Python 3.11)
+            self._divisibility = divisibility(self.runtime, self.jit_fn.do_not_specialize)
+        return self._divisibility
 
     def compiled(self, instrument: bool = False):
         """The compiled specialisation (kept as `kernel`), or its instrumented variant (the profiler's)."""
@@ -87,10 +90,11 @@ NO_GRID = object()
 def bind(jit_fn, args: tuple, kwargs: dict, grid=NO_GRID) -> Launch:
     """Bind a call of `jit_fn` into a Launch; errors name the kernel and the argument or option."""
     name = jit_fn.__name__
-    kwargs = dict(kwargs)
     # a kernel parameter named like a launch option (tutorial 02's `num_stages`) is an argument, as in Triton
-    options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS.intersection(kwargs) if k not in jit_fn._index} \
+    options = {k: kwargs[k] for k in LAUNCH_OPTIONS.intersection(kwargs) if k not in jit_fn._index} \
         if kwargs else {}
+    if options:  # the caller's dict is left as it was
+        kwargs = {k: v for k, v in kwargs.items() if k not in options}
     arguments = _arguments(jit_fn, args, kwargs)
     signature, runtime = {}, []
     for param, value in arguments.items():

@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 
-from jit import env, interpreter, native, profiler
+from jit import env, interpreter, native
 from jit.arguments import refuse_read_only
 from jit.launch import Launch
 
@@ -73,6 +73,8 @@ def _profiled(launch: Launch):
     kernel = launch.compiled()
     refuse_read_only(launch.name, launch.runtime, kernel.written)
     if launch.programs:
+        from jit import profiler  # (imports the simulator: only once something is profiled or modeled)
+
         profiler.profiled_launch(launch, kernel)
     return kernel
 
@@ -101,6 +103,8 @@ def model_launch(kernel, grid, *args, machine=None, sample: int | bool | None = 
     `modeled_seconds`, `bound` and `counters` are what an autotuner compares; `sampled` says whether
     the counters were scaled from a sample. record=True also adds it to open profiles.
     """
+    from jit import profiler
+
     return profiler.model_launch(kernel, grid, args, kwargs, machine=machine, sample=sample,
                                  shared_padding=shared_padding, record=record)
 
@@ -108,4 +112,6 @@ def model_launch(kernel, grid, *args, machine=None, sample: int | bool | None = 
 def model_only(run_fully=(), measure_fully=()):
     """Context manager: profiled launches inside run only their measured programs (see jit.profiler.model_only);
     for modeling whole models at real sizes, where computing every output would take the CPU hours."""
+    from jit import profiler
+
     return profiler.model_only(run_fully, measure_fully)

@@ -101,7 +101,9 @@ def run_frame(kernel, grid: tuple[int, int, int], slots: list[int], bounds: list
         order = (ctypes.c_int64 * count).from_buffer_copy(np.ascontiguousarray(programs, dtype=np.int64).tobytes())
         frame[abi.PROGRAM_COUNT] = count
     else:
-        order = _schedule(total)
+        order = program_order(total)
+        if order is not None:
+            order = (ctypes.c_int64 * total).from_buffer_copy(order.tobytes())
     frame[abi.PID_ORDER] = ctypes.addressof(order) if order is not None else 0
     frame[abi.CHECKS] = 1
     frame[abi.COUNTERS] = instrumentation
@@ -148,12 +150,6 @@ def num_threads() -> int:
 
 def _thread_count(total: int) -> int:
     return max(1, min(num_threads(), total))
-
-
-def _schedule(total: int):
-    """The program order as the native frame reads it (jit.grid.program_order), or None: in id order."""
-    order = program_order(total)
-    return None if order is None else (ctypes.c_int64 * total).from_buffer_copy(order.tobytes())
 
 
 def launch_error(kernel, name: str, rc: int, error: list[int], runtime: list) -> BaseException:
