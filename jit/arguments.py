@@ -2,7 +2,7 @@
 
 `classify` gives a runtime argument its type (arrays and tensors become Buffers, ints i32/i64/u64 by value
 or the constant 1, floats fp32, bools i1); `arg_slot` packs one into its int64 slot of the native frame
-(jit.abi). The launch object (jit.launch), the plan fast path (jit.plans), the native launcher and the
+(jit.abi). The launch object (jit.launch), the plan fast path (jit.plans), native launches (jit.native) and the
 interpreters all read arguments through this one module.
 """
 

@@ -51,7 +51,7 @@ class JITFunction:
         self._cache_key: str | None = None
         self.compiled: dict = {}  # specialisation key -> CompiledKernel
         self._plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in self.params)
-        self._index = {name: i for i, name in enumerate(self.arg_names)}
+        self.arg_index = {name: i for i, name in enumerate(self.arg_names)}  # parameter -> position
         self._defaults = [p.default if p.default is not p.empty else _MISSING for p in self.params]
         self._plans = plans.Plans(self)
 
@@ -137,7 +137,7 @@ class JITFunction:
             return None
         values = list(args) + [_MISSING] * (len(self.arg_names) - len(args))
         for name, value in kwargs.items():
-            i = self._index.get(name)
+            i = self.arg_index.get(name)
             if i is None:
                 if name not in ignore:
                     return None

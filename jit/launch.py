@@ -91,7 +91,7 @@ def bind(jit_fn, args: tuple, kwargs: dict, grid=NO_GRID) -> Launch:
     """Bind a call of `jit_fn` into a Launch; errors name the kernel and the argument or option."""
     name = jit_fn.__name__
     # a kernel parameter named like a launch option (tutorial 02's `num_stages`) is an argument, as in Triton
-    options = {k: kwargs[k] for k in LAUNCH_OPTIONS.intersection(kwargs) if k not in jit_fn._index} \
+    options = {k: kwargs[k] for k in LAUNCH_OPTIONS.intersection(kwargs) if k not in jit_fn.arg_index} \
         if kwargs else {}
     if options:  # the caller's dict is left as it was
         kwargs = {k: v for k, v in kwargs.items() if k not in options}
@@ -110,12 +110,12 @@ def bind(jit_fn, args: tuple, kwargs: dict, grid=NO_GRID) -> Launch:
             runtime.append((param, value, kind))
         else:
             signature[param] = kind.value
-    options_ = compile_options(options, name)
+    compile_opts = compile_options(options, name)
     if grid is NO_GRID:
         grid = None
     else:
         grid = normalize_grid(grid(grid_meta(arguments.items(), options)) if callable(grid) else grid, name)
-    return Launch(jit_fn, arguments, signature, runtime, options, options_, grid)
+    return Launch(jit_fn, arguments, signature, runtime, options, compile_opts, grid)
 
 
 def _arguments(jit_fn, args: tuple, kwargs: dict) -> dict:

@@ -1,6 +1,6 @@
 """Launch plans: a specialisation's launch, found again from a cheap look at the arguments.
 
-Binding a call the general way (JITFunction.bind) classifies every argument, builds the signature and the
+Binding a call the general way (jit.launch.bind) classifies every argument, builds the signature and the
 compile key, and costs tens of microseconds in Python. Once a specialisation has been launched that way,
 its plan (the compiled kernel and which parameters become argument slots) is kept under a key read off the
 arguments in one pass: each array's dtype, 16-byte alignment and contiguity, each int's class (the
@@ -9,7 +9,8 @@ num_stages and WAVETILE_CHECKS. That key tells apart everything the general path
 later call with the same key only packs argument slots and runs the same kernel.
 
 Anything else takes the general path, which makes the plan: other argument types (tensors, None, dtypes),
-other keyword arguments or launch options, an open profile, interpreter and sanitizer modes.
+other keyword arguments or launch options, and every route but the native one (jit.launcher.route: an open
+profile, interpreter and sanitizer modes).
 """
 
 from __future__ import annotations
