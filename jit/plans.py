@@ -25,6 +25,7 @@ from dsl.ir.core import TileType
 from jit import launch, launcher, native
 from jit.arguments import arg_slot, byte_bounds, data_address
 from jit.grid import normalize_grid
+from jit.launch import DEFAULT_NUM_STAGES, DEFAULT_NUM_WARPS, checks_enabled
 
 PLAN_OPTIONS = frozenset(("num_warps", "num_stages"))
 
@@ -76,8 +77,8 @@ class Plans:
                 parts.append(kind)
             else:
                 return None
-        options = (kwargs.get("num_warps", launch.DEFAULT_NUM_WARPS),
-                   kwargs.get("num_stages", launch.DEFAULT_NUM_STAGES), launch.checks_enabled())
+        options = (kwargs.get("num_warps", DEFAULT_NUM_WARPS), kwargs.get("num_stages", DEFAULT_NUM_STAGES),
+                   checks_enabled())
         return (tuple(parts), options), addresses
 
     def launch(self, args: tuple, kwargs: dict, grid) -> object | None:
