@@ -33,7 +33,7 @@ def checks_enabled() -> bool:
     return env.get("WAVETILE_CHECKS", "1") != "0"
 
 
-@dataclasses.dataclass(eq=False)
+@dataclasses.dataclass(eq=False, slots=True)
 class Launch:
     """One bound launch: what to run (kernel, specialisation), on what (runtime arguments), where (grid)
     and how (launch options)."""

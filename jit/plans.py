@@ -72,7 +72,8 @@ class Plans:
                 dtype = integer_dtype(value)  # the general path's rule (jit.arguments.classify)
                 if dtype is None:
                     return None
-                parts.append((dtype, value == 1, value % 16 == 0) if self.specialize[i] else (dtype,))
+                # (its IR name in the key: a str hashes from cache, the frozen dataclass in Python code)
+                parts.append((dtype.ir, value == 1, value % 16 == 0) if self.specialize[i] else (dtype.ir,))
             elif kind is float or kind is bool:
                 parts.append(kind)
             else:
