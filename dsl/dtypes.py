@@ -260,3 +260,15 @@ def from_numpy(np_dtype: np.dtype) -> dtype:
         return table[name]
     except KeyError:
         raise TypeError(f"arrays of {name} cannot be passed to a kernel") from None
+
+
+def integer_dtype(value: int) -> dtype | None:
+    """Triton's type of a Python int, by value: int32, else int64, else uint64; None beyond 64 bits.
+    One rule for kernel arguments (jit.arguments, jit.plans) and literals in kernels (dsl.semantic)."""
+    if -2**31 <= value < 2**31:
+        return int32
+    if -2**63 <= value < 2**63:
+        return int64
+    if 2**63 <= value < 2**64:
+        return uint64
+    return None

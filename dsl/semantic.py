@@ -78,13 +78,10 @@ class Semantic:
         if isinstance(value, bool):
             return self.scalar_constant(value, T.int1)
         if isinstance(value, int):
-            if -2**31 <= value < 2**31:
-                return self.scalar_constant(value, T.int32)
-            if -2**63 <= value < 2**63:
-                return self.scalar_constant(value, T.int64)
-            if value < 2**64:
-                return self.scalar_constant(value, T.uint64)
-            raise ValueError(f"integer {value} does not fit in 64 bits")
+            dtype = T.integer_dtype(value)
+            if dtype is None:
+                raise ValueError(f"integer {value} does not fit in 64 bits")
+            return self.scalar_constant(value, dtype)
         if isinstance(value, float):
             return self.scalar_constant(value, T.float32)
         raise TypeError(f"cannot use {type(value).__name__} {value!r} as a tensor")

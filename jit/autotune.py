@@ -19,9 +19,9 @@ Differences from Triton, and why:
 - `model_top_k=k` with `objective="cpu"`: rank every config by modeled time first and time only
   the best k on the CPU (model-guided search).
 
-How a candidate is scored: it is compiled first (outside any timing), then with the model
-objective run once normally (its CPU time, for the records) and once through the launcher's
-model_launch from a cold emulated L2 (large grids run a sample of programs; the record says
+How a candidate is scored (`Trial`, which wavetile-tune shares): it is compiled first (outside any
+timing), then with the model objective run once through the launcher's model_launch from a cold
+emulated L2 and once normally (its CPU time, for the records) (large grids run a sample of programs; the record says
 `sampled`); with the CPU objective timed a few times (median), or with `do_bench(fn)` if given
 (milliseconds, like Triton's). Inputs are zeroed / restored before every run.
 
@@ -451,13 +451,14 @@ class Autotuner(KernelWrapper):
         full = {**kwargs, **config.all_kwargs()}
         full_named = self.named_args(args, full)
 
-        def prepare():
+        def prepare() -> tuple:
             if self.user_pre_hook is not None:
                 self.user_pre_hook(full_named, reset_only=False)
             else:
                 self._restore(named, saved, zero=True)
             if config.pre_hook is not None:
                 config.pre_hook(full_named)
+            return args
 
         def finish(exc):
             if self.user_post_hook is not None:
@@ -465,49 +466,11 @@ class Autotuner(KernelWrapper):
             else:
                 self._restore(named, saved, zero=False)
 
-        try:
-            self.fn.warmup(*args, grid=grid, **full)  # compile outside the timed region
-            if objective in ("model", "model-only"):
-                self._model_trial(rec, args, full, grid, prepare, finish, time_cpu=objective == "model")
-            else:
-                self._cpu_trial(rec, args, full, grid, prepare, finish)
-        except Exception as e:  # noqa: BLE001 - a failing config is skipped and reported, never fatal
-            rec.error = f"{type(e).__name__}: {e}".strip()
-            rec.modeled_seconds = rec.cpu_seconds = math.inf
-            try:
-                finish(e)
-            except Exception:  # noqa: BLE001 - the config already failed; its restore error is secondary
-                pass
-
-    def _model_trial(self, rec, args, full, grid, prepare, finish, time_cpu: bool = True) -> None:
-        if time_cpu:
-            prepare()
-            start = time.perf_counter()
-            self.fn.run(*args, grid=grid, **full)  # a plain run: the candidate's CPU time for the records
-            rec.cpu_seconds = time.perf_counter() - start
-            finish(None)
-        prepare()
-        launch = run_recorded(self.fn, args, full, grid)
-        finish(None)
-        fill_from_launch(rec, launch)
-
-    def _cpu_trial(self, rec, args, full, grid, prepare, finish) -> None:
-        if self.do_bench is not None:
-            def call():
-                prepare()
-                self.fn.run(*args, grid=grid, **full)
-                finish(None)
-            rec.cpu_seconds = float(self.do_bench(call)) / 1e3  # Triton's do_bench returns milliseconds
-            return
-        times = []
-        budget = time.perf_counter() + 0.2
-        while len(times) < 3 or (len(times) < 10 and time.perf_counter() < budget):
-            prepare()
-            start = time.perf_counter()
-            self.fn.run(*args, grid=grid, **full)
-            times.append(time.perf_counter() - start)
-            finish(None)
-        rec.cpu_seconds = statistics.median(times)
+        trial = Trial(self.fn, args, full, grid, inputs=prepare, done=finish, do_bench=self.do_bench)
+        if objective == "cpu":
+            trial.run(rec, model=False, runs=3, more_runs=7, budget=0.2)
+        else:  # one plain run for the records' CPU time, unless only the model is wanted
+            trial.run(rec, model=True, runs=1 if objective == "model" else 0)
 
     # -- reporting
     def report(self) -> str:
@@ -680,5 +643,72 @@ def run_recorded(fn, args: tuple, kwargs: Mapping, grid, cold_l2: bool = True):
     return launcher.model_launch(fn, grid, *args, **kwargs)
 
 
-__all__ = ["Autotuner", "AutotuneWarning", "CapturedLaunch", "Config", "Heuristics", "TuningRecord", "autotune",
-           "capture_launches", "capturing", "format_table", "heuristics", "machine_fingerprint", "run_recorded"]
+@dataclasses.dataclass
+class Trial:
+    """One config tried on one launch: compiled outside any timing, modeled once from a cold emulated L2
+    (`run_recorded`), timed on plain runs (median). The autotuner and wavetile-tune (jit.tune) both run
+    configs through it; they differ only in how each run gets its inputs (`inputs`: arrays restored in
+    place, or fresh copies) and what follows a run (`done`: restore, a user's post-hook)."""
+
+    fn: object  # what launches: a @jit or @heuristics kernel
+    args: tuple  # the call's arguments (the compile binds these)
+    kwargs: Mapping  # constexprs and launch options: the config's over the call's
+    grid: object
+    inputs: Callable[[], tuple] | None = None  # the arguments of each run (default: `args`)
+    done: Callable[[BaseException | None], None] | None = None  # after each run; with the error of a failed trial
+    do_bench: Callable | None = None  # Triton's do_bench(fn) -> milliseconds, to time with instead of the loop
+
+    def run(self, rec: TuningRecord, *, model: bool, runs: int = 0, more_runs: int = 0,
+            budget: float = 0.0) -> tuple | None:
+        """Fill `rec`: the modeled launch when `model`; the median CPU seconds of `runs` plain runs, and of up
+        to `more_runs` more while `budget` seconds last. Returns the arguments of the last plain run (None when
+        none ran or the trial failed); a failure is recorded in `rec.error`, never raised."""
+        try:
+            self.fn.warmup(*self.args, grid=self.grid, **self.kwargs)  # compile outside the timed region
+            if model:
+                launch = run_recorded(self.fn, self._inputs(), self.kwargs, self.grid)
+                self._done(None)
+                fill_from_launch(rec, launch)
+            return self._time(rec, runs, more_runs, budget) if runs else None
+        except Exception as e:  # noqa: BLE001 - a failing config is skipped and reported, never fatal
+            rec.error = f"{type(e).__name__}: {e}".strip()
+            rec.modeled_seconds = rec.cpu_seconds = math.inf
+            try:
+                self._done(e)
+            except Exception:  # noqa: BLE001 - the config already failed; its restore error is secondary
+                pass
+            return None
+
+    def _time(self, rec: TuningRecord, runs: int, more_runs: int, budget: float) -> tuple | None:
+        if self.do_bench is not None:
+            def call():
+                self._run_once()
+            rec.cpu_seconds = float(self.do_bench(call)) / 1e3  # Triton's do_bench returns milliseconds
+            return None
+        times, last = [], None
+        deadline = time.perf_counter() + budget
+        while len(times) < runs or (len(times) < runs + more_runs and time.perf_counter() < deadline):
+            seconds, last = self._run_once()
+            times.append(seconds)
+        rec.cpu_seconds = statistics.median(times)
+        return last
+
+    def _run_once(self) -> tuple[float, tuple]:
+        args = self._inputs()
+        start = time.perf_counter()
+        self.fn.run(*args, grid=self.grid, **self.kwargs)
+        seconds = time.perf_counter() - start
+        self._done(None)
+        return seconds, args
+
+    def _inputs(self) -> tuple:
+        return self.args if self.inputs is None else self.inputs()
+
+    def _done(self, exc: BaseException | None) -> None:
+        if self.done is not None:
+            self.done(exc)
+
+
+__all__ = ["Autotuner", "AutotuneWarning", "CapturedLaunch", "Config", "Heuristics", "Trial", "TuningRecord",
+           "autotune", "capture_launches", "capturing", "format_table", "heuristics", "machine_fingerprint",
+           "run_recorded"]

@@ -1,6 +1,7 @@
 """The compile pipeline, in order: frontend -> verify -> passes -> LLVM lowering -> native object.
 
-One readable function lists the stages; each stage's text is kept in `CompiledKernel.asm`.
+One list (`STAGES`) names the stages in order; the interpreter runs the first ones (`IR_STAGES`), so it
+executes exactly the IR the code generator lowers. Each stage's text is kept in `CompiledKernel.asm`.
 Compiled kernels are cached in memory by the JITFunction and on disk by `jit.cache`.
 """
 
@@ -10,6 +11,7 @@ import functools
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dsl.frontend import compile_kernel
@@ -176,28 +178,84 @@ def _compile_or_load(jit_fn, signature: dict, options: Options, divisible: tuple
             return _from_cache(jit_fn, signature, options, files)
         except Exception:  # a stale or damaged entry is rebuilt, never trusted
             pass
-    func = compile_kernel(jit_fn, signature)
-    verify(func)
-    run_passes(func, num_warps=options.num_warps, divisible=frozenset(divisible), model_gpu=options.instrument)
-    verify(func)
-    from jit.codegen.lower import CodegenOptions, lower
-    from jit.codegen.provenance import written_buffers
-
-    written = written_buffers(func)
-
-    lowered = lower(func, CodegenOptions(checks=options.checks, instrument=options.instrument))
-    obj = engine.optimize_and_emit(lowered.llvm_ir, func.name, with_asm=False)
+    build = run_stages(Build(jit_fn, signature, options, divisible))
+    func, lowered, obj = build.func, build.lowered, build.obj
     ir_text = str(func)
     print_types = _print_types(func, lowered.sites)
     meta = {"sites": [_site_to_json(s) for s in lowered.sites],
             "print_types": {str(k): v for k, v in print_types.items()}, "probes": lowered.probes,
-            "written": list(written), "stack_bytes": lowered.stack_bytes}
+            "written": list(build.written), "stack_bytes": lowered.stack_bytes}
     files = {**obj.to_files(), "kernel.ir": ir_text.encode(), "meta.json": json.dumps(meta).encode()}
     cache.put(key, files)
     return CompiledKernel(func.name, signature, options, lowered.sites, print_types,
                           Stages(ir=ir_text, llir=obj.optimized_ir, llir_unoptimized=lowered.llvm_ir),
-                          engine.load(obj.obj), probes=lowered.probes, written=written,
+                          engine.load(obj.obj), probes=lowered.probes, written=build.written,
                           stack_bytes=lowered.stack_bytes)
+
+
+# --- the stages -------------------------------------------------------------------------------------------
+@dataclass
+class Build:
+    """One specialisation being compiled: what was asked for, then what each stage has made so far."""
+
+    jit_fn: object
+    signature: dict
+    options: Options
+    divisible: tuple[str, ...] = ()
+    func: Function | None = None  # the tile IR (typed by the frontend, rewritten in place by the passes)
+    written: tuple[int, ...] = ()  # pointer arguments a store or atomic can write
+    lowered: object = None  # jit.codegen.lower's result: LLVM IR text, sites, probes, frame size
+    obj: engine.CompiledObject | None = None
+
+
+def _frontend(build: Build) -> None:
+    build.func = compile_kernel(build.jit_fn, build.signature)
+
+
+def _verify(build: Build) -> None:
+    verify(build.func)
+
+
+def _passes(build: Build) -> None:
+    run_passes(build.func, num_warps=build.options.num_warps, divisible=frozenset(build.divisible),
+               model_gpu=build.options.instrument)
+
+
+def _lower(build: Build) -> None:
+    from jit.codegen.lower import CodegenOptions, lower
+    from jit.codegen.provenance import written_buffers
+
+    build.written = written_buffers(build.func)
+    build.lowered = lower(build.func, CodegenOptions(checks=build.options.checks, instrument=build.options.instrument))
+
+
+def _emit(build: Build) -> None:
+    build.obj = engine.optimize_and_emit(build.lowered.llvm_ir, build.func.name, with_asm=False)
+
+
+STAGES: tuple[tuple[str, Callable[[Build], None]], ...] = (
+    ("frontend", _frontend),  # Python ast -> typed tile IR (dsl.frontend)
+    ("verify", _verify),
+    ("passes", _passes),  # fold, CSE, DCE, layouts, shared memory, ... (jit.passes)
+    ("verify passes", _verify),
+    ("lower", _lower),  # tile IR -> LLVM IR (jit.codegen)
+    ("emit", _emit),  # LLVM O3 -> native object (jit.engine)
+)
+"""The compile pipeline in order; each stage reads and extends the Build."""
+
+IR_STAGES = STAGES[:4]
+"""The stages up to the IR the code generator lowers: what the interpreter runs (jit.interpreter)."""
+
+
+def run_stages(build: Build, stages: tuple[tuple[str, Callable[[Build], None]], ...] = STAGES) -> Build:
+    for _, stage in stages:
+        stage(build)
+    return build
+
+
+def tile_ir(jit_fn, signature: dict, options: Options, divisible: tuple[str, ...] = ()) -> Function:
+    """The verified, optimised tile IR of one specialisation: exactly what `compile` lowers."""
+    return run_stages(Build(jit_fn, signature, options, tuple(divisible)), IR_STAGES).func
 
 
 def _from_cache(jit_fn, signature, options, files) -> CompiledKernel:

@@ -1,4 +1,5 @@
-"""Run a kernel without compiling it: the numpy interpreter of its IR, or the eager mode.
+"""Run a kernel without compiling it: the numpy interpreter of its IR, or the eager mode (the router,
+jit.launcher, sends launches here).
 
 `kernel[grid](..., interpret=True)` or `WAVETILE_INTERPRET=1` runs the IR the compiler would lower
 (after the same passes), op by op, with the same semantics (jit.interp.machine); results match the
@@ -12,48 +13,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from dsl.frontend import compile_kernel
 from dsl.ir.core import Function, TileType
-from dsl.ir.verifier import verify
-from jit import env
-from jit.grid import normalize_grid
+from jit import compiler
+from jit.grid import program_order, schedule_seed
 from jit.interp import numerics as N
-
-MODES = ("ir", "eager")
-
-
-def mode(options: dict) -> str | None:
-    """'ir', 'eager' or None (compiled), from the launch option `interpret` or WAVETILE_INTERPRET."""
-    value = options.get("interpret")
-    if value is None:
-        value = env.get("WAVETILE_INTERPRET", "")
-    if value in (None, "") and env.get("WAVETILE_SANITIZE", "") not in ("", "0"):
-        value = "1"  # the sanitizers live in the interpreter
-    if value in (None, "", False):
-        return None
-    if value is True or str(value).lower() in ("1", "true", "ir", "yes", "on"):
-        return "ir"
-    if str(value).lower() == "eager":
-        return "eager"
-    if value in (False, None, "", "0") or str(value).lower() in ("false", "off", "no"):
-        return None
-    raise ValueError(f"interpret must be True, False or 'eager', got {value!r}")
+from jit.launch import Launch
 
 
 def ir_of(jit_fn, signature: dict, num_warps: int = 4, divisible: tuple[str, ...] = ()) -> Function:
-    """The verified, optimised IR of one specialisation (what the code generator would lower), cached."""
-    from jit.passes import run_passes
-
+    """The verified, optimised IR of one specialisation (the compiler's IR stages, what codegen lowers), cached."""
     cache = jit_fn.__dict__.setdefault("_interpreter_ir", {})
     key = (tuple((n, str(v) if isinstance(v, TileType) else repr(v)) for n, v in signature.items()), num_warps,
            tuple(divisible))
     func = cache.get(key)
     if func is None:
-        func = compile_kernel(jit_fn, signature)
-        verify(func)
-        run_passes(func, num_warps=num_warps, divisible=frozenset(divisible))
-        verify(func)
-        cache[key] = func
+        func = cache[key] = compiler.tile_ir(jit_fn, signature, compiler.Options(num_warps=num_warps), divisible)
     return func
 
 
@@ -73,35 +47,27 @@ def register_args(runtime: list) -> tuple[list[np.ndarray], list[tuple[str, int,
     return values, buffers
 
 
-def schedule(total: int) -> np.ndarray | None:
-    """The program order WAVETILE_SCHEDULE_SEED asks for (the permutation the compiled launcher uses)."""
-    seed = env.integer("WAVETILE_SCHEDULE_SEED", minimum=0)
-    if seed is None:
-        return None
-    return np.random.default_rng(seed).permutation(total).astype(np.int64)
-
-
-def run(jit_fn, signature: dict, options: dict, runtime: list, grid, how: str):
-    """Launch `jit_fn` in interpreter mode `how` ('ir' or 'eager'); returns the sanitizer report (or None)."""
+def run(launch: Launch, how: str):
+    """Run a bound launch in interpreter mode `how` ('ir' or 'eager'); returns the sanitizer report (or None)."""
     from jit import sanitize
 
-    grid = normalize_grid(grid, jit_fn.__name__)
-    total = grid[0] * grid[1] * grid[2]
+    jit_fn, grid, total = launch.jit_fn, launch.grid, launch.programs
     if how == "eager":
         from jit import eager
 
-        hooks = sanitize.hooks_for(None, jit_fn, options)
-        eager.run(jit_fn, signature, runtime, grid, schedule(total), hooks)
+        hooks = sanitize.hooks_for(None, jit_fn, launch.options)
+        eager.run(jit_fn, launch.signature, launch.runtime, grid, program_order(total), hooks)
         return hooks if hooks.active else None
-    func = ir_of(jit_fn, signature, int(options.get("num_warps", 4)), jit_fn.divisibility(runtime))
-    args, buffers = register_args(runtime)
-    hooks = sanitize.hooks_for(func, jit_fn, options)
+    num_warps = launch.compile_options.num_warps
+    func = ir_of(jit_fn, launch.signature, num_warps, launch.divisibility)
+    args, buffers = register_args(launch.runtime)
+    hooks = sanitize.hooks_for(func, jit_fn, launch.options)
     from jit.interp.machine import Machine
 
     machine = Machine(func, args, buffers, jit_fn.__name__, hooks)
-    seed = env.integer("WAVETILE_SCHEDULE_SEED", minimum=0)
+    seed = schedule_seed()
     if seed is not None:
-        machine.warp_shuffle = (seed, int(options.get("num_warps", 4)))
+        machine.warp_shuffle = (seed, num_warps)
     if total:
-        machine.launch(grid, schedule(total))
+        machine.launch(grid, program_order(total))
     return hooks if hooks.active else None

@@ -7,19 +7,17 @@ bools int1; constexpr parameters specialise on their value.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import inspect
-import operator
 import re
 import types
 from collections.abc import Callable
 
 from dsl import dtypes as T
-from dsl.core import constexpr, unwrap
+from dsl.core import constexpr
 from dsl.frontend import ParsedSource, is_constexpr_annotation
 from dsl.ir.core import TileType
-from jit import compiler, env, interpreter, launcher, plans
+from jit import compiler, launch, launcher, plans
 
 _MISSING = object()
 _COMPILER_MODULES = frozenset(("dsl", "jit", "numpy", "math", "builtins"))
@@ -29,13 +27,6 @@ def eager_active() -> bool:
     from dsl import semantic
 
     return getattr(semantic._current.get(None), "eager", False)
-
-
-LAUNCH_OPTIONS = frozenset(("num_warps", "num_stages", "num_ctas", "machine", "checks", "interpret", "enable_fp_fusion",
-                            "maxnreg", "debug", "warp_size", "extern_libs", "sample", "shared_padding",
-                            "launch_cooperative_grid"))  # accepted: wavetile has no grid-wide barrier it would enable
-MODEL_OPTIONS = ("sample", "shared_padding")  # how a profiled launch is modeled (jit.profiler)
-
 
 
 def _aggregate_key(cls: type) -> str:
@@ -81,7 +72,7 @@ class JITFunction:
         self._cache_key: str | None = None
         self.compiled: dict = {}  # specialisation key -> CompiledKernel
         self._plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in self.params)
-        self._index = {name: i for i, name in enumerate(self.arg_names)}
+        self.arg_index = {name: i for i, name in enumerate(self.arg_names)}  # parameter -> position
         self._defaults = [p.default if p.default is not p.empty else _MISSING for p in self.params]
         self._plans = plans.Plans(self)
 
@@ -157,38 +148,10 @@ class JITFunction:
 
     # -- specialisation
     def bind(self, args, kwargs) -> tuple[dict, dict, list]:
-        """Split a call into (signature, launch options, runtime argument values)."""
-        # a kernel parameter named like a launch option (tutorial 02's `num_stages`) is an argument, as in Triton
-        options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS.intersection(kwargs) if k not in self._index} \
-            if kwargs else {}
-        values = self.bind_values(args, kwargs)
-        if values is not None:
-            arguments = dict(zip(self.arg_names, values))
-        else:
-            try:
-                bound = self.signature.bind(*args, **kwargs)
-            except TypeError as e:
-                unknown = [k for k in kwargs if k not in self.arg_names]
-                if unknown:
-                    raise KeyError(f"Keyword argument {unknown[0]} was specified but unrecognised") from None
-                raise TypeError(f"{self.__name__}: {e}") from None
-            bound.apply_defaults()
-            arguments = bound.arguments
-        signature, runtime = {}, []
-        for name, value in arguments.items():
-            if name in self.constexprs:
-                signature[name] = unwrap(value)
-                continue
-            kind = launcher.classify(unwrap(value), name, self.__name__, specialize=name not in self.do_not_specialize)
-            if isinstance(kind, launcher.Buffer):
-                signature[name] = kind.type
-                runtime.append((name, kind, kind.type))
-            elif isinstance(kind, TileType):
-                signature[name] = kind
-                runtime.append((name, value, kind))
-            else:
-                signature[name] = kind.value
-        return signature, options, runtime
+        """Split a call into (signature, launch options, runtime argument values): jit.launch.bind's launch
+        object, as the parts tools read."""
+        bound = launch.bind(self, args, kwargs)
+        return bound.signature, bound.options, bound.runtime
 
     def bind_values(self, args: tuple, kwargs: dict, ignore: frozenset = frozenset()) -> list | None:
         """Every parameter's value in order, bound without inspect (launch overhead); keyword arguments named in
@@ -197,7 +160,7 @@ class JITFunction:
             return None
         values = list(args) + [_MISSING] * (len(self.arg_names) - len(args))
         for name, value in kwargs.items():
-            i = self._index.get(name)
+            i = self.arg_index.get(name)
             if i is None:
                 if name not in ignore:
                     return None
@@ -213,27 +176,16 @@ class JITFunction:
         return values
 
     def run(self, *args, grid, **kwargs):
-        kernel = self._plans.launch(args, kwargs, grid)  # a specialisation launched before (jit.plans)
+        """Launch: a plan's fast path when this specialisation ran before (jit.plans), else bind the call
+        once into a launch object (jit.launch) and hand it to the router (jit.launcher)."""
+        kernel = self._plans.launch(args, kwargs, grid)
         if kernel is not None:
             return kernel
-        call = dict(kwargs)
-        env.check_machine()
-        signature, options, runtime = self.bind(args, kwargs)
-        how = interpreter.mode(options)
-        compile_options = _options(options, self.__name__)
-        kernel = None if how else self.get_compiled(signature, compile_options, self.divisibility(runtime))
-        if callable(grid):
-            meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
-                    **{n: (v.keepalive if isinstance(v, launcher.Buffer) else v) for n, v, _ in runtime}, **options}
-            grid = grid(meta)
-        if how:
-            return interpreter.run(self, signature, options, runtime, grid, how)
-        launcher.refuse_read_only(self.__name__, runtime, kernel.written)
-        model = {k: options[k] for k in MODEL_OPTIONS if k in options}
-        launcher.launch(kernel, grid, runtime, machine=options.get("machine"), kernel_name=self.__name__,
-                        jit_fn=self, model=model)
-        self._plans.remember(args, call, kernel, runtime)
-        return kernel
+        bound = launch.bind(self, args, kwargs, grid)
+        result = launcher.run(bound)
+        if bound.kernel is not None:  # compiled code ran: a repeat of this call can take the plan
+            self._plans.remember(args, kwargs, bound.kernel, bound.runtime)
+        return result
 
     def get_compiled(self, signature: dict, options: compiler.Options, divisibility: tuple = ()):
         """The compiled specialisation; like Triton's, it is keyed on which ints and pointers are 16-divisible."""
@@ -247,24 +199,11 @@ class JITFunction:
 
     def divisibility(self, runtime: list) -> tuple[str, ...]:
         """Names of integer arguments divisible by 16 and pointers aligned to 16 bytes (Triton's "D" key)."""
-        names = []
-        for name, value, type in runtime:
-            if name in self.do_not_specialize:
-                continue
-            if isinstance(value, launcher.Buffer):
-                number = value.address
-            elif type in launcher.INTEGER_SCALARS:
-                number = int(value)
-            else:
-                continue
-            if number % 16 == 0:
-                names.append(name)
-        return tuple(names)
+        return launch.divisibility(runtime, self.do_not_specialize)
 
     def warmup(self, *args, grid=None, **kwargs):
         """Compile for these arguments without running; returns the CompiledKernel."""
-        signature, options, runtime = self.bind(args, dict(kwargs))
-        return self.get_compiled(signature, _options(options, self.__name__), self.divisibility(runtime))
+        return launch.bind(self, args, kwargs).compiled()
 
 
 def _filled(cell) -> bool:
@@ -274,34 +213,6 @@ def _filled(cell) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _options(launch: dict, kernel_name: str) -> compiler.Options:
-    num_warps, num_stages = launch.get("num_warps", 4), launch.get("num_stages", 3)
-    if _as_int(num_warps) not in _NUM_WARPS:
-        raise ValueError(f"{kernel_name}: num_warps={num_warps!r}; it must be a power of two from 1 to 32")
-    if _as_int(num_stages) is None or num_stages < 0:
-        raise ValueError(f"{kernel_name}: num_stages={num_stages!r}; it must be an int >= 0")
-    return _make_options(int(num_warps), int(num_stages), bool(launch.get("checks", launcher.checks_enabled())))
-
-
-def _as_int(value) -> int | None:
-    """An int (numpy ints too, bools not) as itself, anything else as None."""
-    if isinstance(value, bool):
-        return None
-    try:
-        return operator.index(value)
-    except TypeError:
-        return None
-
-
-_NUM_WARPS = frozenset(1 << i for i in range(6))
-
-
-@functools.cache
-def _make_options(num_warps: int, num_stages: int, checks: bool) -> compiler.Options:
-    """One Options object per combination: launches reuse it (and its hash) instead of building one each time."""
-    return compiler.Options(num_warps=num_warps, num_stages=num_stages, checks=checks)
 
 
 def _key_of(value):

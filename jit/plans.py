@@ -1,6 +1,6 @@
 """Launch plans: a specialisation's launch, found again from a cheap look at the arguments.
 
-Binding a call the general way (JITFunction.bind) classifies every argument, builds the signature and the
+Binding a call the general way (jit.launch.bind) classifies every argument, builds the signature and the
 compile key, and costs tens of microseconds in Python. Once a specialisation has been launched that way,
 its plan (the compiled kernel and which parameters become argument slots) is kept under a key read off the
 arguments in one pass: each array's dtype, 16-byte alignment and contiguity, each int's class (the
@@ -9,7 +9,8 @@ num_stages and WAVETILE_CHECKS. That key tells apart everything the general path
 later call with the same key only packs argument slots and runs the same kernel.
 
 Anything else takes the general path, which makes the plan: other argument types (tensors, None, dtypes),
-other keyword arguments or launch options, an open profile, interpreter and sanitizer modes.
+other keyword arguments or launch options, and every route but the native one (jit.launcher.route: an open
+profile, interpreter and sanitizer modes).
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from dsl.core import constexpr
+from dsl.dtypes import integer_dtype
 from dsl.ir.core import TileType
-from jit import interpreter, launcher
+from jit import launch, launcher, native
+from jit.arguments import arg_slot, byte_bounds, data_address
+from jit.grid import normalize_grid
+from jit.launch import DEFAULT_NUM_STAGES, DEFAULT_NUM_WARPS, checks_enabled
 
 PLAN_OPTIONS = frozenset(("num_warps", "num_stages"))
-_I32, _I64, _U64 = 1 << 31, 1 << 63, 1 << 64
 
 
 @dataclass(frozen=True)
@@ -59,21 +63,23 @@ class Plans:
                     return None
                 parts.append((type(value), value))
             elif kind is np.ndarray:
-                address = launcher.data_address(value)
+                address = data_address(value)
                 addresses[i] = address
                 flags = value.flags  # read-only arrays get their own plans: the general path refuses written ones
                 parts.append((value.dtype, self.specialize[i] and address % 16 == 0, flags.c_contiguous,
                               flags.writeable))
             elif kind is int:
-                if not -_I64 <= value < _U64:
+                dtype = integer_dtype(value)  # the general path's rule (jit.arguments.classify)
+                if dtype is None:
                     return None
-                size = 32 if -_I32 <= value < _I32 else 64 if value < _I64 else 65
-                parts.append((size, value == 1, value % 16 == 0) if self.specialize[i] else (size,))
+                # (its IR name in the key: a str hashes from cache, the frozen dataclass in Python code)
+                parts.append((dtype.ir, value == 1, value % 16 == 0) if self.specialize[i] else (dtype.ir,))
             elif kind is float or kind is bool:
                 parts.append(kind)
             else:
                 return None
-        options = (kwargs.get("num_warps", 4), kwargs.get("num_stages", 3), launcher.checks_enabled())
+        options = (kwargs.get("num_warps", DEFAULT_NUM_WARPS), kwargs.get("num_stages", DEFAULT_NUM_STAGES),
+                   checks_enabled())
         return (tuple(parts), options), addresses
 
     def launch(self, args: tuple, kwargs: dict, grid) -> object | None:
@@ -83,27 +89,26 @@ class Plans:
             return None
         found = self.key(values, kwargs)
         plan = None if found is None else self.by_key.get(found[0])
-        if plan is None or interpreter.mode(kwargs) or launcher.profiling():
+        if plan is None or launcher.route(kwargs) != launcher.NATIVE:
             return None
         addresses = found[1]
         if callable(grid):
-            meta = {name: (v.value if type(v) is constexpr else v) for name, v in zip(self.names, values)}
-            grid = grid({**meta, **kwargs})
-        grid = launcher.normalize_grid(grid, self.jit_fn.__name__)
+            grid = grid(launch.grid_meta(zip(self.names, values), kwargs))
+        grid = normalize_grid(grid, self.jit_fn.__name__)
         slots, bounds = [], []
         for i, slot_type in plan.slots:
             value = values[i]
             if slot_type.dtype.is_ptr():
                 low, high = ((addresses[i], addresses[i] + value.nbytes) if value.flags.c_contiguous
-                             else launcher.byte_bounds(value))
+                             else byte_bounds(value))
                 slots.append(addresses[i])
                 bounds += (low, high - low)
             else:
-                slots.append(launcher.arg_slot(value, slot_type))
-        rc, error = launcher.run_frame(plan.kernel, grid, slots, bounds)
-        if rc:  # bind again (no side effects) for the names and sizes the message shows
-            _, _, runtime = self.jit_fn.bind(args, dict(kwargs))
-            raise launcher.launch_error(plan.kernel, self.jit_fn.__name__, rc, error, runtime)
+                slots.append(arg_slot(value, slot_type))
+        rc, error = native.run_frame(plan.kernel, grid, slots, bounds)
+        if rc:  # bind (no side effects) for the names and sizes the message shows
+            runtime = launch.bind(self.jit_fn, args, kwargs).runtime
+            raise native.launch_error(plan.kernel, self.jit_fn.__name__, rc, error, runtime)
         return plan.kernel
 
     def remember(self, args: tuple, kwargs: dict, kernel, runtime: list) -> None:

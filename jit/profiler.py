@@ -28,9 +28,8 @@ import numpy as np
 
 import simulator
 from dsl.dtypes import parse_ir_type
-from dsl.ir.core import TileType
 from dsl.ir.ops import OP, OPS, Trait, with_trait
-from jit import gpu_resources, launcher, sampling, shared_model
+from jit import gpu_resources, launch, native, sampling, shared_model
 from jit.layout import default_layout, warp_rows
 from jit.tracebuf import TraceBuffers
 from simulator import Counters, LaunchCounters, LaunchRecord, MachineSpec
@@ -73,25 +72,27 @@ def _measured_fully(name: str) -> bool:
 
 
 
-def profiled_launch(jit_fn, kernel, grid: tuple[int, int, int], runtime: list, *, machine=None,
-                    sample: int | bool | None = None, shared_padding: int | None = None) -> LaunchRecord:
-    """Run every program (outputs as a plain launch), measure a sample of them, record the launch.
-    The programs outside the sample run plain on other threads while the sample's trace is analysed."""
-    spec = simulator.current_spec(machine)
-    total = math.prod(grid)
+def profiled_launch(bound: launch.Launch, kernel) -> LaunchRecord:
+    """Run every program of a bound launch (outputs as a plain launch) on `kernel`, measure a sample of them,
+    record the launch. The programs outside the sample run plain on other threads while the sample's trace is
+    analysed. `bound.model` holds the modeling options (sample, shared_padding)."""
+    jit_fn, grid, runtime, name = bound.jit_fn, bound.grid, bound.runtime, bound.name
+    model = bound.model
+    spec = simulator.current_spec(bound.machine)
+    total = bound.programs
     instrumented = _instrumented(jit_fn, kernel)
     start = time.perf_counter()
-    strata, chosen = _run_instrumented(instrumented, grid, runtime, jit_fn.__name__, sample, spec, total,
-                                       every_program=_measured_fully(jit_fn.__name__))
+    strata, chosen = _run_instrumented(instrumented, grid, runtime, name, model.get("sample"), spec, total,
+                                       every_program=_measured_fully(name))
     cpu = time.perf_counter() - start
     rest = None
-    if chosen is not None and not _skips_rest(jit_fn.__name__):
+    if chosen is not None and not _skips_rest(name):
         others = np.setdiff1d(np.arange(total, dtype=np.int64), chosen, assume_unique=True)
-        threads = max(1, launcher.num_threads() - 1)  # one core is left to the analysis
-        rest = _background().submit(_timed, launcher.execute, kernel, grid, runtime, jit_fn.__name__, programs=others,
+        threads = max(1, native.num_threads() - 1)  # one core is left to the analysis
+        rest = _background().submit(_timed, native.execute, kernel, grid, runtime, name, programs=others,
                                     threads=threads)
     try:
-        record = _record(jit_fn, kernel, grid, strata, spec, total, cpu, shared_padding, runtime)
+        record = _record(jit_fn, kernel, grid, strata, spec, total, cpu, model.get("shared_padding"), runtime)
     finally:
         rest_seconds = 0.0 if rest is None else rest.result()  # waits; re-raises a failure of those programs
     record.cpu_seconds += rest_seconds
@@ -118,29 +119,20 @@ def _timed(fn, *args, **kwargs) -> float:
 def model_launch(jit_fn, grid, args: tuple, kwargs: dict, *, machine=None, sample: int | bool | None = None,
                  shared_padding: int | None = None, record: bool = False) -> LaunchRecord:
     """Model a launch from a sample of its programs (see jit.launcher.model_launch)."""
-    from jit.kernel import _options
-
     if not getattr(jit_fn, "is_wavetile_jit", False):
         raise TypeError(f"model_launch needs a @jit kernel, got {type(jit_fn).__name__}")
-    signature, options, runtime = jit_fn.bind(tuple(args), dict(kwargs))
-    machine = machine if machine is not None else options.get("machine")
-    divisibility = jit_fn.divisibility(runtime) if hasattr(jit_fn, "divisibility") else ()
+    bound = launch.bind(jit_fn, tuple(args), dict(kwargs), grid)
+    machine = machine if machine is not None else bound.machine
     # only the instrumented variant runs: the plain build is never compiled for a modeled launch
-    kernel = jit_fn.get_compiled(signature, dataclasses.replace(_options(options, jit_fn.__name__), instrument=True),
-                                 divisibility)
-    if callable(grid):
-        meta = {**{n: v for n, v in signature.items() if not isinstance(v, TileType)},
-                **{n: (v.keepalive if isinstance(v, launcher.Buffer) else v) for n, v, _ in runtime}, **options}
-        grid = grid(meta)
-    grid3 = launcher.normalize_grid(grid, jit_fn.__name__)
-    total = math.prod(grid3)
+    kernel = bound.compiled(instrument=True)
+    total = bound.programs
     if total == 0:
         raise ValueError(f"{jit_fn.__name__}: cannot model an empty grid {grid}")
     spec = simulator.current_spec(machine)
     start = time.perf_counter()
-    strata, _ = _run_instrumented(kernel, grid3, runtime, jit_fn.__name__, sample, spec, total)
+    strata, _ = _run_instrumented(kernel, bound.grid, bound.runtime, jit_fn.__name__, sample, spec, total)
     cpu = time.perf_counter() - start
-    result = _record(jit_fn, kernel, grid3, strata, spec, total, cpu, shared_padding, runtime)
+    result = _record(jit_fn, kernel, bound.grid, strata, spec, total, cpu, shared_padding, bound.runtime)
     if record:
         simulator.record_launch(result)
     return result
@@ -159,8 +151,8 @@ def _run_instrumented(instrumented, grid, runtime, name: str, sample, spec: Mach
     program 0's executions and trace (jit.sampling); `every_program` measures them all with that plan's loop
     thinning (exact counts, bounded trace)."""
     def run(buffers: TraceBuffers, programs: np.ndarray) -> TraceBuffers:
-        launcher.execute(instrumented, grid, runtime, name, programs=programs, instrumentation=buffers.address,
-                         threads=1)
+        native.execute(instrumented, grid, runtime, name, programs=programs, instrumentation=buffers.address,
+                       threads=1)
         if buffers.failed:
             raise RuntimeError(f"{name}: the trace buffer could not grow (out of memory?)")
         return buffers

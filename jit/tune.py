@@ -55,7 +55,6 @@ import itertools
 import json
 import math
 import os
-import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -70,10 +69,9 @@ from jit.autotune import (
     Autotuner,
     Config,
     KernelWrapper,
+    Trial,
     TuningRecord,
-    fill_from_launch,
     format_table,
-    run_recorded,
 )
 from jit.executors import local_pool, open_executor, threads_per_worker
 
@@ -246,28 +244,15 @@ def _runnable(kernel):
 def run_config(problem: TuneProblem, config: Config, cpu_runs: int = 3, model: bool = True
                ) -> tuple[TuningRecord, dict]:
     """Model `config` once (unless `model` is False) and run it `cpu_runs` times on fresh copies of the
-    problem's arrays; returns its record and the outputs of the last full run."""
-    fn = _runnable(problem.kernel)
+    problem's arrays (jit.autotune.Trial); returns its record and the outputs of the last full run."""
     rec = TuningRecord(config)
-    outputs: dict[str, np.ndarray] = {}
-    try:
-        full = {**problem.kwargs, **config.all_kwargs()}
-        fn.warmup(*problem.args, grid=problem.grid, **full)
-        launch = run_recorded(fn, _fresh(problem.args), full, problem.grid) if model else None
-        if launch is not None:
-            fill_from_launch(rec, launch)
-        times, names = [], list(problem.kernel.arg_names)
-        for _ in range(max(1, cpu_runs)):
-            args = _fresh(problem.args)
-            start = time.perf_counter()
-            fn.run(*args, grid=problem.grid, **full)
-            times.append(time.perf_counter() - start)
-        outputs = {n: np.array(args[names.index(n)], copy=True) for n in problem.outputs}
-        rec.cpu_seconds = statistics.median(times)
-    except Exception as e:  # noqa: BLE001 - a failing config is reported in the table, the sweep goes on
-        rec.error = f"{type(e).__name__}: {e}"
-        rec.modeled_seconds = rec.cpu_seconds = math.inf
-    return rec, outputs
+    full = {**problem.kwargs, **config.all_kwargs()}
+    trial = Trial(_runnable(problem.kernel), problem.args, full, problem.grid, inputs=lambda: _fresh(problem.args))
+    args = trial.run(rec, model=model, runs=max(1, cpu_runs))
+    if args is None:
+        return rec, {}
+    names = list(problem.kernel.arg_names)
+    return rec, {n: np.array(args[names.index(n)], copy=True) for n in problem.outputs}
 
 
 ALIGNMENT = 4096

@@ -30,7 +30,6 @@ KNOWN_CYCLES: tuple[frozenset[str], ...] = (
     frozenset({"jit.codegen.addresses", "jit.codegen.checks", "jit.codegen.elements", "jit.codegen.memory"}),
     frozenset({"jit.interp.machine", "jit.sanitize"}),
     frozenset({"jit.eager", "jit.interpreter"}),
-    frozenset({"jit.kernel", "jit.launcher", "jit.plans", "jit.profiler"}),  # issue 16, item 2
 )
 """Today's dependency cycles (through imports inside functions): allowed to shrink, never to grow."""
 

@@ -17,7 +17,6 @@ per-sub-partition register split of NVIDIA's official one.
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 
 from simulator.specs import MachineSpec, ceil_div, current_spec

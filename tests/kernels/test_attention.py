@@ -10,7 +10,7 @@ from ml_dtypes import bfloat16
 
 import simulator
 from jit import cdiv
-from jit import kernel as jit_kernel
+from jit import launch as jit_launch
 from kernels.attention import (
     attention,
     attention_fwd_tuned,
@@ -92,7 +92,7 @@ def dot_flops_of(prof) -> int | None:
 
 
 # Profiled launches count every program when asked (the launcher's "sample" model option).
-EXACT = {"sample": False} if "sample" in getattr(jit_kernel, "MODEL_OPTIONS", ()) else {}
+EXACT = {"sample": False} if "sample" in getattr(jit_launch, "MODEL_OPTIONS", ()) else {}
 
 
 def test_window_work_scales_with_visible_area(rng):

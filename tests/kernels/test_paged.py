@@ -5,7 +5,7 @@ import pytest
 
 import simulator
 from jit import cdiv
-from jit import kernel as jit_kernel
+from jit import launch as jit_launch
 from kernels import paged
 from kernels.attention import attention, default_config
 from kernels.paged import (
@@ -18,7 +18,7 @@ from kernels.paged import (
 )
 
 # Profiled launches count every program when asked (the launcher's "sample" model option).
-EXACT = {"sample": False} if "sample" in getattr(jit_kernel, "MODEL_OPTIONS", ()) else {}
+EXACT = {"sample": False} if "sample" in getattr(jit_launch, "MODEL_OPTIONS", ()) else {}
 
 
 def randn(rng, *shape, dtype=np.float32):
