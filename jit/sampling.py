@@ -33,11 +33,13 @@ SEED = 0
 # costs ~80 ns per traced address and a plain memory-bound run ~0.25 ns per element, so about half a plain run),
 # but at least MIN_WORDS and at most WORD_BUDGET addresses. A launch whose trace fits is profiled completely;
 # a larger one measures as many programs as fit, never fewer than MIN_PROGRAMS; when even those do not fit,
-# each program traces only every stride-th execution of each memory op (loop iterations 0, S, 2S, ...).
+# each program traces only every stride-th execution of each memory op (jit.codegen.instrument), as long as the
+# longest loop keeps MIN_TRACED traced iterations (beyond that the budget gives way).
 TRACE_SHARE = 1 / 512
 MIN_WORDS = 1 << 15
-WORD_BUDGET = 1 << 18
+WORD_BUDGET = 1 << 20
 MIN_PROGRAMS = 16
+MIN_TRACED = 8  # iterations of the longest loop a thinned trace still follows
 
 
 def auto_plan(programs: int, per_program: list[tuple[int, int]]) -> tuple[int, int]:
@@ -49,8 +51,10 @@ def auto_plan(programs: int, per_program: list[tuple[int, int]]) -> tuple[int, i
     budget = min(WORD_BUDGET, max(MIN_WORDS, int(programs * words(1) * TRACE_SHARE)))
     if programs * words(1) <= budget:
         return 1, programs
+    # thin only loops long enough to keep MIN_TRACED iterations: a short loop's last, partial iteration is a
+    # large share of its traffic, and a thinned trace would miss or repeat it
     stride, most = 1, max((runs for runs, _ in per_program), default=1)
-    while MIN_PROGRAMS * words(stride) > budget and stride < most:
+    while MIN_PROGRAMS * words(stride) > budget and 2 * stride * MIN_TRACED <= most:
         stride *= 2
     return stride, min(programs, max(MIN_PROGRAMS, budget // max(1, words(stride))))
 

@@ -18,9 +18,9 @@ from simulator.specs import MachineSpec, get_spec
 
 CANDIDATES: dict[str, tuple[float, ...]] = {
     "mma_sync_fraction": (0.25, 0.35, 0.45, 0.6, 0.8),
-    "warp_issue_ipc": (0.2, 0.3, 0.4, 0.5, 0.7, 1.0),
-    "spill_traffic": (0.25, 0.5, 1.0, 2.0, 4.0),
-    "exchange_cycles": (0.0, 100.0, 250.0, 500.0, 1000.0),
+    "warp_issue_ipc": (0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0),
+    "spill_traffic": (0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
+    "exchange_cycles": (0.0, 100.0, 250.0, 400.0, 500.0, 700.0, 1000.0),
     "alpha": (0.0, 0.05, 0.1, 0.2, 0.3),
     "shared_wavefronts_per_clk": (1.0, 2.0, 4.0),
     "mma_transpose_cycles": (0.25, 0.5, 1.0, 2.0),
@@ -29,8 +29,12 @@ CANDIDATES: dict[str, tuple[float, ...]] = {
 
 
 def loss(scores: dict[str, float]) -> float:
-    """Lower is better: rank agreement first, then the pick's regret (median and tail), then the error."""
-    return (1 - scores["rho"]) + scores["regret"] + 0.5 * scores["regret_p90"] + 0.5 * scores["mape"]
+    """Lower is better: how far each figure misses its acceptance threshold (validate.THRESHOLDS), then, as a
+    tie-breaker, the figures themselves."""
+    t = validate.THRESHOLDS
+    shortfall = (max(0.0, t["rho"] - scores["rho"]) + max(0.0, scores["regret"] - t["regret"])
+                 + max(0.0, scores["regret_p90"] - t["regret_p90"]) + max(0.0, scores["mape"] - t["mape"]))
+    return shortfall + 0.1 * ((1 - scores["rho"]) + scores["regret"] + scores["regret_p90"] + scores["mape"])
 
 
 def score(groups: list[validate.Group], spec: MachineSpec) -> dict[str, float]:

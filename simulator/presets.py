@@ -10,6 +10,7 @@ from __future__ import annotations
 
 _GUIDE = "CUDA Programming Guide throughput table, CC 9.0"
 _MEASURED = "measured on an H200 with simulator/calibrate.py (2026-11)"
+_FITTED = "fitted by simulator/fit.py on the calibration groups of simulator/data/h200_sweep.csv (2026-12)"
 
 # SIMT pipe widths (lanes per clock per unit) of a Hopper SM; reused, as an assumption, for MUSA.
 _HOPPER_PIPES = {"fma": 128.0, "alu": 64.0, "special": 16.0, "conversion": 16.0, "branch": 64.0,
@@ -36,8 +37,8 @@ H200 = {
     "shared_reserved_per_program": (1024, "H", "measured 1 KiB reserved per block"),
     "shared_banks": (32, "H", "BPG §9.2.3.1"),
     "shared_bank_bytes": (4, "H", "BPG §9.2.3.1"),
-    "shared_wavefronts_per_clk": (4.0, "L", "fitted on the calibration sweep (the forum's 128 B/clk return "
-                                  "path gives 1.0): the per-warp operand traffic counted overstates what serialises"),
+    "shared_wavefronts_per_clk": (4.0, "L", f"{_FITTED} (the forum's 128 B/clk return path gives 1.0): the "
+                                  "per-warp operand traffic counted overstates what serialises"),
     "transaction_lanes": (32, "H", "a warp instruction is one request"),
     "sector_bytes": (32, "H", "BPG §9.2.1; Nsight Compute memory model"),
     "l2_bytes": (62914560, "H", "measured 60 MiB"),
@@ -57,8 +58,8 @@ H200 = {
                               "int8": 8192 * 1830 / 1980, "fp64": 256.0},
                              "H", "whitepaper dense rates; tensor peaks are quoted at 1,830 MHz, so the "
                              "per-clock rate at 1,980 MHz is scaled by 1830/1980"),
-    "tensor_efficiency": (1.0, "L", "fitted on the calibration sweep; a bf16 8192^3 torch GEMM reaches 70-80 % of "
-                          "peak, which the model reaches through its other terms (alpha blend, waves)"),
+    "tensor_efficiency": (0.9, "L", f"{_FITTED}; a bf16 8192^3 torch GEMM reaches 70-80 % of peak, which the "
+                          "model reaches through its other terms (alpha blend, waves)"),
     "tensor_subcores": (4, "H", "4 tensor cores per SM; Triton's min(num_warps, 4) rule"),
     "fp32_flops_per_clk": (256.0, "H", "128 FP32 lanes x FMA"),
     "simt_lanes_per_clk": (dict(_HOPPER_PIPES), "M", f"{_GUIDE}; branch lanes assumed 64; memory = "
@@ -72,17 +73,16 @@ H200 = {
     "mma_async_min_m": (64, "H", "wgmma is m64nNk16 per warpgroup (PTX ISA); Triton uses it for M >= 64 and "
                         "num_warps % 4 == 0"),
     "mma_async_warps": (4, "H", "a warpgroup is 4 consecutive warps (PTX ISA)"),
-    "mma_sync_fraction": (0.45, "L", "mma.sync rate relative to wgmma; fitted on the calibration sweep"),
+    "mma_sync_fraction": (0.8, "L", f"mma.sync rate relative to wgmma; {_FITTED}"),
     "mma_kmajor_types": (("tf32", "fp8", "int8"), "H", "PTX ISA wgmma: MN-major (transposed) shared-memory operands "
                          "only for 16-bit types; Triton 3.6 still issues wgmma for MN-major TF32 (TTGIR, "
                          "h200_compile_facts.jsonl) with twice the registers"),
-    "mma_transpose_cycles": (1.0, "L", "fitted on the calibration sweep: matmul_fp32 with B row-major runs at about "
-                             "one B element per clock per SM whatever BLOCK_M (B stored [N, K]: 3-3.5x faster)"),
-    "warp_issue_ipc": (0.4, "L", "dependent-instruction issue of one warp; fitted on the calibration sweep"),
-    "spill_traffic": (1.0, "L", "local-memory round trips per spilled register; fitted on the calibration sweep"),
-    "exchange_cycles": (250.0, "L", "a cross-warp exchange on a program's critical path; fitted on the calibration "
-                        "sweep"),
-    "alpha": (0.05, "L", "overlap blend; fitted on the calibration sweep"),
+    "mma_transpose_cycles": (1.0, "L", f"{_FITTED}: matmul_fp32 with B row-major runs at about one B element "
+                             "per clock per SM whatever BLOCK_M (B stored [N, K]: 3-3.5x faster)"),
+    "warp_issue_ipc": (0.15, "L", f"dependent-instruction issue of one warp; {_FITTED}"),
+    "spill_traffic": (8.0, "L", f"local-memory round trips per spilled register and loop iteration; {_FITTED}"),
+    "exchange_cycles": (400.0, "L", f"a cross-warp exchange on a program's critical path; {_FITTED}"),
+    "alpha": (0.2, "L", f"overlap blend; {_FITTED}"),
 }
 
 _S5000_ASSUMED_PIPES = "not published; Hopper SM pipe widths assumed"
@@ -137,13 +137,13 @@ MTT_S5000 = {
     "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),
     "mma_async_min_m": (64, "assumed", "MUSA's 4-warp 'warp squad' MMA assumed to need 64-row tiles like wgmma"),
     "mma_async_warps": (4, "L", "128-thread warp squads feed the tensor core engine"),
-    "mma_sync_fraction": (0.45, "assumed", "H200's fitted value"),
+    "mma_sync_fraction": (0.8, "assumed", "H200's fitted value"),
     "mma_kmajor_types": (("tf32", "fp8", "int8"), "assumed", "not published; the H200's (PTX) rule"),
     "mma_transpose_cycles": (1.0, "assumed", "H200's fitted value"),
-    "warp_issue_ipc": (0.4, "assumed", "H200's fitted value"),
-    "spill_traffic": (1.0, "assumed", "H200's fitted value"),
-    "exchange_cycles": (250.0, "assumed", "H200's fitted value"),
-    "alpha": (0.05, "assumed", "H200's fitted value"),
+    "warp_issue_ipc": (0.15, "assumed", "H200's fitted value"),
+    "spill_traffic": (8.0, "assumed", "H200's fitted value"),
+    "exchange_cycles": (400.0, "assumed", "H200's fitted value"),
+    "alpha": (0.2, "assumed", "H200's fitted value"),
 }
 
 MTT_S4000 = {
@@ -197,13 +197,13 @@ MTT_S4000 = {
     "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),
     "mma_async_min_m": (0, "assumed", "no asynchronous MMA path known on mp_22"),
     "mma_async_warps": (4, "L", "128-thread warp squads feed the tensor core engine"),
-    "mma_sync_fraction": (0.45, "assumed", "H200's fitted value"),
+    "mma_sync_fraction": (0.8, "assumed", "H200's fitted value"),
     "mma_kmajor_types": (("tf32", "fp8", "int8"), "assumed", "not published; the H200's (PTX) rule"),
     "mma_transpose_cycles": (1.0, "assumed", "H200's fitted value"),
-    "warp_issue_ipc": (0.4, "assumed", "H200's fitted value"),
-    "spill_traffic": (1.0, "assumed", "H200's fitted value"),
-    "exchange_cycles": (250.0, "assumed", "H200's fitted value"),
-    "alpha": (0.05, "assumed", "H200's fitted value"),
+    "warp_issue_ipc": (0.15, "assumed", "H200's fitted value"),
+    "spill_traffic": (8.0, "assumed", "H200's fitted value"),
+    "exchange_cycles": (400.0, "assumed", "H200's fitted value"),
+    "alpha": (0.2, "assumed", "H200's fitted value"),
 }
 
 PRESETS = (MTT_S5000, MTT_S4000, H200)

@@ -17,9 +17,11 @@ stream table (base, capacity, cursor per probe), a grow callback and the counts 
 that does not fit calls grow(record, probe, words): the runtime keeps the filled chunk and installs
 a fresh, larger one, so a trace never overflows. Instrumented code runs on one thread.
 
-The record's stride S thins the trace inside loops: a program traces executions 0, S, 2S, ... of each
-memory op (counted from the op's count at the program's start), so every program samples the same loop
-iterations and reuse between programs stays visible; the counts still see every execution.
+The record's stride S thins the trace inside loops: a program traces every S-th execution of each memory op
+(counted from the op's count at the program's start), from execution (-g) mod S where g = program id //
+2**PHASE_GROUP_BITS: neighbouring programs sample the same loop iterations, so reuse between them stays visible,
+and successive groups rotate the phase, so a loop's last, partial iteration is traced as often as its first;
+the counts still see every execution.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from jit.codegen.llvm_types import I8, I64
 from jit.codegen.loops import linear_index, loop_nest, row_major_strides
 
 GROW_TYPE = ir.FunctionType(ir.VoidType(), [I64, I64, I64])
+PHASE_GROUP_BITS = 7  # programs traced with one phase of a thinned loop: 128, about one wave of a GPU
 
 # ops that emit no GPU instruction of their own (constants, index remaps folded into consumers)
 SILENT = with_trait(Trait.SILENT)
@@ -153,7 +156,8 @@ def trace_access(lw, op: Operation, shape: tuple[int, ...], ptr: Value, mask: Va
     b = lw.b
     record = b.inttoptr(lw.ctx_slot(abi.COUNTERS), I64.as_pointer())
     stride = b.load(b.gep(record, [ir.Constant(I64, abi.INSTR_STRIDE)], inbounds=True))
-    with b.if_then(b.icmp_unsigned("==", b.urem(done, stride), ir.Constant(I64, 0))):
+    phase = b.lshr(lw.pid_linear(), ir.Constant(I64, PHASE_GROUP_BITS))
+    with b.if_then(b.icmp_unsigned("==", b.urem(b.add(done, phase), stride), ir.Constant(I64, 0))):
         _append_record(lw, record, probe, shape, ptr, mask)
 
 
