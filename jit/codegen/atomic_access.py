@@ -22,7 +22,7 @@ from jit.codegen import instrument
 from jit.codegen.checks import access_check
 from jit.codegen.llvm_types import I64, from_memory, memory_type, to_memory
 from jit.codegen.loops import linear_index, loop_nest, row_major_strides
-from jit.codegen.memory import is_true
+from jit.codegen.memory import is_true, masked_lane
 
 _ORDERING = {"acquire": "acquire", "release": "release", "relaxed": "monotonic"}
 _CLOCK_MONOTONIC = 6 if sys.platform == "darwin" else 1
@@ -40,17 +40,8 @@ def emit_atomic_load(lw, op: Operation) -> None:
     ordering = _ORDERING[op.attrs["sem"]]
 
     def lane(idx: list[ir.Value]) -> None:
-        if not masked:
-            buf.store(b, idx, _load(lw, lw.element(ptr, idx), dt, ordering))
-            return
-        before = b.block
-        with b.if_then(lw.element(mask, idx)):
-            loaded = _load(lw, lw.element(ptr, idx), dt, ordering)
-            loaded_in = b.block
-        value = b.phi(loaded.type)
-        value.add_incoming(loaded, loaded_in)
-        value.add_incoming(ir.Constant(loaded.type, None), before)
-        buf.store(b, idx, value)
+        address = lw.element(ptr, idx)
+        buf.store(b, idx, masked_lane(lw, mask if masked else None, idx, lambda: _load(lw, address, dt, ordering)))
 
     loop_nest(b, buf.shape, lane, scalar=True)
     lw.define(op.result, buf)

@@ -174,6 +174,21 @@ def _versioned(lw, shape, masks: list[Value], loop) -> None:
             loop(True)
 
 
+def masked_lane(lw, mask: Value | None, idx: list[ir.Value], access: Callable[[], ir.Value]) -> ir.Value:
+    """One lane's memory access, run only where the lane's mask bit is set; an inactive lane gives 0."""
+    if mask is None:
+        return access()
+    b = lw.b
+    before = b.block
+    with b.if_then(lw.element(mask, idx)):
+        done = access()
+        done_in = b.block
+    value = b.phi(done.type)
+    value.add_incoming(done, done_in)
+    value.add_incoming(ir.Constant(done.type, None), before)
+    return value
+
+
 def emit_atomic(lw, op: Operation) -> None:
     """One atomic read-modify-write per active lane, in element order; masked-off lanes give 0."""
     ptr, value, mask = op.operands
@@ -189,19 +204,9 @@ def emit_atomic(lw, op: Operation) -> None:
     rmw = _rmw_emitter(dt, kind)
 
     def lane(idx: list[ir.Value]) -> None:
-        address = lw.element(ptr, idx)
-        operand = lw.element(value, idx)
-        if not masked:
-            buf.store(b, idx, rmw(lw, address, operand, ordering))
-            return
-        before = b.block
-        with b.if_then(lw.element(mask, idx)):
-            old = rmw(lw, address, operand, ordering)
-            old_in = b.block
-        result = b.phi(old.type)
-        result.add_incoming(old, old_in)
-        result.add_incoming(ir.Constant(old.type, None), before)
-        buf.store(b, idx, result)
+        address, operand = lw.element(ptr, idx), lw.element(value, idx)
+        buf.store(b, idx, masked_lane(lw, mask if masked else None, idx,
+                                      lambda: rmw(lw, address, operand, ordering)))
 
     loop_nest(b, buf.shape, lane, scalar=True)
     lw.define(op.result, buf)

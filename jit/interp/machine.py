@@ -338,10 +338,11 @@ def _load(m, op, args):
     return [np.where(active, m.memory.load(reg, idx, active, dt), other).astype(_reg(op))]
 
 
-def _store(m, op, args):
+def _store(m, op, args, kind: str = "store"):
+    """A store, or an atomic store (kind "atomic": the sanitizer sees an atomic write), in lane order."""
     ptr, value, mask = args
     active = np.broadcast_to(mask, ptr.shape)
-    reg, idx, dt = _access(m, op, "store", ptr, active)
+    reg, idx, dt = _access(m, op, kind, ptr, active)
     if reg is None:
         return None
     value = np.broadcast_to(value, ptr.shape)
@@ -414,17 +415,7 @@ def _atomic_load(m, op, args):
 
 
 def _atomic_store(m, op, args):
-    ptr, value, mask = args
-    active = np.broadcast_to(mask, ptr.shape)
-    reg, idx, dt = _access(m, op, "atomic", ptr, active)
-    if reg is None:
-        return None
-    value = np.broadcast_to(value, ptr.shape)
-    order = m.lane_order(ptr.shape)
-    if order is not None:
-        idx, active, value = (a.reshape(-1)[order] for a in np.broadcast_arrays(idx, active, value))
-    m.memory.store(reg, idx, active, value, dt)
-    return None
+    return _store(m, op, args, "atomic")
 
 
 def _atomic_poll(m, op, args):
