@@ -332,8 +332,7 @@ class Autotuner(KernelWrapper):
         result = self.fn.run(*args, grid=grid, **self._launch_kwargs(kwargs, self.configs[0]))
         live = self.named_args(args, kwargs)
         old = self.named_args(before, kw_before)
-        changed = [n for n, v in live.items() if isinstance(v, np.ndarray)
-                   and not np.array_equal(v, old[n], equal_nan=True)]
+        changed = [n for n, v in live.items() if isinstance(v, np.ndarray) and not _same_contents(v, old[n])]
         _CAPTURED.append(CapturedLaunch(self, before, kw_before, grid, changed))
         return result
 
@@ -572,6 +571,14 @@ def capture_launches() -> Iterator[list[CapturedLaunch]]:
         yield _CAPTURED
     finally:
         _CAPTURED = previous
+
+
+def _same_contents(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal arrays (NaN equal to NaN); extension floats (bfloat16, fp8) compare as their bits, since numpy
+    compares them element by element through Python-level casts (seconds for a real-size weight matrix)."""
+    if a.dtype.kind not in "biufc" and a.itemsize in (1, 2, 4, 8) and a.dtype == b.dtype:
+        return np.array_equal(a.view(f"u{a.itemsize}"), b.view(f"u{b.itemsize}"))
+    return np.array_equal(a, b, equal_nan=True)
 
 
 def capturing() -> bool:

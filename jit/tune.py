@@ -91,6 +91,8 @@ class TuneProblem:
     rtol: float = 1e-3
     atol: float = 1e-3
     description: str = ""  # what the table header says about the problem (default: the sizes given)
+    modeled_only: bool = False  # only the modeled launch runs (no CPU runs, no outputs): for real-size problems
+    #                             whose outputs are checked elsewhere (kernels.tune checks them on small shapes)
 
 
 _PROBLEMS: dict[object, Callable[..., TuneProblem]] = {}
@@ -246,7 +248,8 @@ def _runnable(kernel):
 def run_config(problem: TuneProblem, config: Config, cpu_runs: int = 3, model: bool = True
                ) -> tuple[TuningRecord, dict]:
     """Model `config` once (unless `model` is False) and run it `cpu_runs` times on fresh copies of the
-    problem's arrays; returns its record and the outputs of the last full run."""
+    problem's arrays (not at all for a `modeled_only` problem); returns its record and the outputs of the last
+    full run."""
     fn = _runnable(problem.kernel)
     rec = TuningRecord(config)
     outputs: dict[str, np.ndarray] = {}
@@ -256,6 +259,9 @@ def run_config(problem: TuneProblem, config: Config, cpu_runs: int = 3, model: b
         launch = run_recorded(fn, _fresh(problem.args), full, problem.grid) if model else None
         if launch is not None:
             fill_from_launch(rec, launch)
+        if problem.modeled_only:
+            rec.cpu_seconds = math.nan
+            return rec, outputs
         times, names = [], list(problem.kernel.arg_names)
         for _ in range(max(1, cpu_runs)):
             args = _fresh(problem.args)
