@@ -23,7 +23,7 @@ from kernels.registry import Case, cases_of, check, family, max_error
 def cases_by_kernel(kernels: set[str]) -> dict[str, list[str]]:
     """Kernel id -> names (case_name) of the registered cases of its family whose host functions launch it."""
     found: dict[str, list[str]] = {}
-    for case in cases_of({family(kernel.split(".")[0]) for kernel in kernels}):
+    for case in cases_of({family(kernel.rsplit(".", 1)[0]) for kernel in kernels}):
         with capture_launches() as launches:
             try:
                 case.run()
@@ -63,7 +63,7 @@ def run_check(task: CheckTask) -> tuple[bool, str]:
     import os
 
     os.environ["WAVETILE_MACHINE"] = task.machine
-    cases = {case_name(c): c for c in cases_of([family(task.kernel.split(".")[0])])}  # fresh inputs every task
+    cases = {case_name(c): c for c in cases_of([family(task.kernel.rsplit(".", 1)[0])])}  # fresh inputs every task
     with simulator.machine(task.machine), config_table.forcing(task.kernel, Config.from_dict(task.config)):
         for name in task.cases:
             case = cases[name]

@@ -6,6 +6,8 @@ distinct (kernel, shape key) it launches is one tune problem, with the arguments
 shapes are the model's own, not a list that could drift from it. Models: the embedded tiny MoE model that
 `python -m kernels` runs by default (bf16, its own seeded weights), and the published Qwen3.5 sizes of
 kernels.qwen35.projection (one layer of each kind on synthetic bf16 weights, as the projection models them).
+A model may also be `module:function`: a function(phase, tokens) that calls host functions (a workload of
+one's own, or a test's).
 
 Workers of a sweep rebuild a problem by name through `library_problem` (jit.tune's `--library` hook):
 target = the model's name, sizes = phase, tokens and the launch's index in the step. Problems are modeled
@@ -82,6 +84,13 @@ def problems(step: Step) -> list[Problem]:
 @functools.cache
 def captured(step: Step) -> tuple[CapturedLaunch, ...]:
     """The autotuned launches of one step of the model (computed once per process)."""
+    if ":" in step.model:  # a workload of one's own: module:function(phase, tokens) calling host functions
+        from jit.tune import load_target
+
+        run = load_target(step.model)
+        with capture_launches() as launches:
+            run(step.phase, step.tokens)
+        return tuple(launches)
     model = build_model(step.model)
     if step.model != TINY:  # real sizes: only the measured programs run (kernels.qwen35.projection's way)
         from kernels.qwen35.projection import RUN_FULLY
