@@ -74,6 +74,7 @@ from jit.autotune import (
     fill_from_launch,
     format_table,
     run_recorded,
+    strided_copy,
 )
 from jit.executors import local_pool, open_executor, threads_per_worker
 
@@ -287,12 +288,8 @@ def _fresh(args: tuple) -> tuple:
 
 
 def _aligned_copy(array: np.ndarray) -> np.ndarray:
-    """A C-contiguous copy of `array` starting at a multiple of ALIGNMENT bytes."""
-    raw = np.empty(array.nbytes + ALIGNMENT, dtype=np.uint8)
-    start = -raw.ctypes.data % ALIGNMENT
-    copy = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
-    copy[...] = array
-    return copy
+    """A copy of `array` (its strides kept) starting at a multiple of ALIGNMENT bytes."""
+    return strided_copy(array, ALIGNMENT)
 
 
 # -- tasks: what a worker needs to rebuild the launch by name (never compiled code)
