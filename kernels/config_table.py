@@ -13,11 +13,12 @@ Lookup rules (in this order):
    first entry in the file, which is sorted), so decode at M=3 takes the M=2 or M=4 pick;
 3. default: the first config of the kernel's AUTOTUNE_CONFIGS (also when the table's config is not one of
    them any more, or the kernel's config pruning rejects it for these arguments).
-`last_pick(kernel)` says which rule the last launch used.
+`last_pick(kernel)` says which rule the last launch used, `pick_counts()` how often each rule answered.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import json
@@ -35,6 +36,7 @@ EXACT, NEAREST, DEFAULT, FORCED = "table (exact)", "table (nearest)", "default (
 
 _FORCED: dict[str, Config] = {}
 _LAST: dict[str, str] = {}
+_COUNTS: collections.Counter = collections.Counter()
 
 
 def kernel_id(tuned) -> str:
@@ -111,14 +113,21 @@ def pick(tuned, configs: Sequence, args: Sequence, meta: Mapping[str, object]) -
         chosen = Config.from_dict(entry["config"]) if entry else None
         if chosen in candidates and _allowed(tuned, chosen, args, meta):
             _LAST[name] = rule
+            _COUNTS[rule] += 1
             return candidates[candidates.index(chosen)]
     _LAST[name] = DEFAULT
+    _COUNTS[DEFAULT] += 1
     return candidates[0]
 
 
 def last_pick(tuned_or_id) -> str | None:
     """Which rule chose the config of the last table lookup for this kernel (None: no lookup yet)."""
     return _LAST.get(tuned_or_id if isinstance(tuned_or_id, str) else kernel_id(tuned_or_id))
+
+
+def pick_counts() -> dict[str, int]:
+    """How many lookups each rule answered since the process started (what `python -m kernels` reports)."""
+    return dict(_COUNTS)
 
 
 @contextlib.contextmanager
