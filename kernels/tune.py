@@ -153,7 +153,8 @@ def write_table(outcomes: Sequence[Outcome], machine: str, directory: Path | Non
             continue
         entries = [e for e in kernels.get(o.target.kernel, []) if e["key"] != o.target.problem.key]
         entries.append({"key": o.target.problem.key, "config": o.best, "modeled_us": round(o.best_us, 3),
-                        "default_us": round(o.default_us, 3), "steps": o.target.steps})
+                        "default_us": round(o.default_us, 3) if math.isfinite(o.default_us) else None,
+                        "steps": o.target.steps})
         kernels[o.target.kernel] = entries
     meta = {"written_by": "python -m kernels.tune", "objective": "modeled time (simulator)",
             "key": "kernel id -> entries keyed by the @autotune key values and the array dtypes (config_table)"}
