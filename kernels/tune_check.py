@@ -20,18 +20,20 @@ from kernels import config_table
 from kernels.registry import Case, cases_of, check, family, max_error
 
 
-def cases_by_kernel(kernels: set[str]) -> dict[str, list[str]]:
-    """Kernel id -> names (case_name) of the registered cases of its family whose host functions launch it."""
-    found: dict[str, list[str]] = {}
-    for case in cases_of({family(kernel.rsplit(".", 1)[0]) for kernel in kernels}):
-        with capture_launches() as launches:
-            try:
-                case.run()
-            except Exception:  # noqa: BLE001 - a case that fails under capture is the checker's to report
-                continue
-        for name in dict.fromkeys(config_table.kernel_id(launch.kernel) for launch in launches):
-            if name in kernels:
-                found.setdefault(name, []).append(case_name(case))
+def cases_by_kernel(kernels: set[str]) -> dict[str, list[tuple[str, str]]]:
+    """Kernel id -> (family, case_name) of the registered cases, among those of the kernels' families, whose host
+    functions launch it (kernels.ffn's case launches gemm.gemm_kernel too)."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for fam in sorted({family(kernel.rsplit(".", 1)[0]) for kernel in kernels}):
+        for case in cases_of([fam]):
+            with capture_launches() as launches:
+                try:
+                    case.run()
+                except Exception:  # noqa: BLE001 - a case that fails under capture is the checker's to report
+                    continue
+            for name in dict.fromkeys(config_table.kernel_id(launch.kernel) for launch in launches):
+                if name in kernels:
+                    found.setdefault(name, []).append((fam, case_name(case)))
     return found
 
 
@@ -46,7 +48,7 @@ class CheckTask:
 
     kernel: str
     config: dict
-    cases: tuple[str, ...]
+    cases: tuple[tuple[str, str], ...]  # (family, case_name), as cases_by_kernel gives them
     machine: str
     source_key: str  # the kernel's source hash: a verdict is kept only for the code it checked
 
@@ -63,9 +65,10 @@ def run_check(task: CheckTask) -> tuple[bool, str]:
     import os
 
     os.environ["WAVETILE_MACHINE"] = task.machine
-    cases = {case_name(c): c for c in cases_of([family(task.kernel.rsplit(".", 1)[0])])}  # fresh inputs every task
+    families = sorted({fam for fam, _ in task.cases})
+    cases = {case_name(c): c for c in cases_of(families)}  # fresh inputs every task: a case may update them in place
     with simulator.machine(task.machine), config_table.forcing(task.kernel, Config.from_dict(task.config)):
-        for name in task.cases:
+        for _, name in task.cases:
             case = cases[name]
             try:
                 expected = case.reference()
