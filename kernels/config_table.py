@@ -81,8 +81,12 @@ def save(machine: str, kernels: Mapping[str, list[dict]], meta: Mapping[str, obj
     """Write the table of `machine` (entries sorted by kernel and key, so the file is deterministic)."""
     path = table_path(machine, directory)
     path.parent.mkdir(parents=True, exist_ok=True)
-    ordered = {name: sorted(entries, key=lambda e: key_text(e["key"])) for name, entries in sorted(kernels.items())}
-    path.write_text(json.dumps({**meta, "machine": machine, "kernels": ordered}, indent=1) + "\n")
+    head = json.dumps({**meta, "machine": machine}, indent=1)[:-2]
+    blocks = []
+    for name, entries in sorted(kernels.items()):
+        lines = ",\n".join("   " + json.dumps(e) for e in sorted(entries, key=lambda e: key_text(e["key"])))
+        blocks.append(f"  {json.dumps(name)}: [\n{lines}\n  ]")
+    path.write_text(head + ',\n "kernels": {\n' + ",\n".join(blocks) + "\n }\n}\n")  # one entry per line
     _load_cached.cache_clear()
     return path
 
