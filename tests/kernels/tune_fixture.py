@@ -1,4 +1,4 @@
-"""A workload for tests/kernels/test_tune.py: one autotuned kernel with a config that computes the wrong thing.
+"""A workload for tests/kernels/test_library_tune.py: one autotuned kernel with a config that computes the wrong thing.
 
 `HALF=True` scales only the first half of each block (the rest is left as it was): less work, so the
 model ranks it fastest, and its output is wrong, which only the reference check of kernels.tune can tell.

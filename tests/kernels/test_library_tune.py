@@ -1,5 +1,5 @@
-"""`python -m kernels.tune` and the config table: round trip, host functions launching the table's pick, a wrong
-config rejected by the reference check, and --ops filtering. Tiny steps, local in-process executor."""
+"""`python -m kernels.tune` (the library-wide sweep) and the config table: round trip, host functions launching the
+table's pick, a wrong config rejected by the reference check, and --ops filtering. Tiny steps, in-process runs."""
 
 import json
 
