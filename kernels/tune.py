@@ -64,10 +64,16 @@ class Outcome:
 
 
 def collect_targets(steps: Sequence[tune_shapes.Step], ops: Sequence[str] = ()) -> list[Target]:
-    """The distinct (kernel, shape key) problems of `steps`, kernels filtered by the `ops` prefixes, sorted."""
+    """The distinct (kernel, shape key) problems of `steps`, kernels filtered by the `ops` prefixes, sorted. A step
+    the model cannot run on this machine (a launch over a limit of the spec) is reported and skipped."""
     targets: dict[tuple[str, str], Target] = {}
     for step in steps:
-        for problem in tune_shapes.problems(step):
+        try:
+            found = tune_shapes.problems(step)
+        except Exception as e:  # noqa: BLE001 - a model that cannot run here (too big for a limit): skip its step
+            print(f"kernels.tune: skipping {step}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+            continue
+        for problem in found:
             if ops and not any(problem.kernel.startswith(prefix) for prefix in ops):
                 continue
             ident = (problem.kernel, config_table.key_text(problem.key))
