@@ -63,7 +63,8 @@ class Outcome:
     notes: list[str]
 
 
-def collect_targets(steps: Sequence[tune_shapes.Step], ops: Sequence[str] = ()) -> list[Target]:
+def collect_targets(steps: Sequence[tune_shapes.Step], ops: Sequence[str] = (),
+                    skipped: list[str] | None = None) -> list[Target]:
     """The distinct (kernel, shape key) problems of `steps`, kernels filtered by the `ops` prefixes, sorted. A step
     the model cannot run on this machine (a launch over a limit of the spec) is reported and skipped."""
     targets: dict[tuple[str, str], Target] = {}
@@ -72,6 +73,8 @@ def collect_targets(steps: Sequence[tune_shapes.Step], ops: Sequence[str] = ()) 
             found = tune_shapes.problems(step)
         except Exception as e:  # noqa: BLE001 - a model that cannot run here (too big for a limit): skip its step
             print(f"kernels.tune: skipping {step}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+            if skipped is not None:
+                skipped.append(f"{step}: {type(e).__name__}: {e}")
             continue
         for problem in found:
             if ops and not any(problem.kernel.startswith(prefix) for prefix in ops):
@@ -245,8 +248,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     steps += [tune_shapes.Step(m, "prefill", ns.prefill) for m in models if ns.prefill > 0]
     ops = [o for o in ns.ops.split(",") if o]
     start = time.perf_counter()
+    skipped: list[str] = []
     with simulator.machine(machine):
-        targets = collect_targets(steps, ops)
+        targets = collect_targets(steps, ops, skipped)
     if not targets:
         raise SystemExit(f"kernels.tune: no autotuned kernel matches --ops {ns.ops!r} in {len(steps)} steps")
     kernels = {t.kernel: len(t.tuner.configs) for t in targets}
@@ -270,7 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary, rows = report(outcomes, machine)
     header = (f"`python -m kernels.tune --machine {machine}`: {len(steps)} model steps ({', '.join(models)}; decode "
               f"M={','.join(map(str, ns.decode))}, prefill {ns.prefill}), {len(targets)} shapes, "
-              f"{n_check + n_sweep} tasks. Times are summed over each kernel's shapes (one launch each).")
+              f"{n_check + n_sweep} tasks. Times are summed over each kernel's shapes (one launch each)."
+              + "".join(f"\n\nSkipped (cannot run on {machine}): {s}" for s in skipped))
     md, csv_path = write_report(summary, rows, outcomes, machine, ns.table_dir, header)
     print(summary)
     for o in outcomes:
