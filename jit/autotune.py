@@ -327,13 +327,17 @@ class Autotuner(KernelWrapper):
 
     def _run_captured(self, args, kwargs, grid):
         """Inside capture_launches(): run the first config untuned and record the launch."""
-        before = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
-        kw_before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
+        before = tuple(strided_copy(a) if isinstance(a, np.ndarray) else a for a in args)
+        kw_before = {k: (strided_copy(v) if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
         result = self.fn.run(*args, grid=grid, **self._launch_kwargs(kwargs, self.configs[0]))
         live = self.named_args(args, kwargs)
         old = self.named_args(before, kw_before)
-        changed = [n for n, v in live.items() if isinstance(v, np.ndarray)
-                   and not np.array_equal(v, old[n], equal_nan=True)]
+        changed = [n for n, v in live.items() if isinstance(v, np.ndarray) and not _same_contents(v, old[n])]
+        # arrays the launch did not change are kept by reference: a model's weights are not copied per launch
+        names = list(self.arg_names)
+        before = tuple(b if isinstance(b, np.ndarray) and names[i] in changed else a
+                       for i, (a, b) in enumerate(zip(args, before)))
+        kw_before = {k: (v if k in changed else kwargs[k]) for k, v in kw_before.items()}
         _CAPTURED.append(CapturedLaunch(self, before, kw_before, grid, changed))
         return result
 
@@ -513,7 +517,8 @@ class Autotuner(KernelWrapper):
 
 @dataclasses.dataclass
 class CapturedLaunch:
-    """One autotuned launch seen by capture_launches(): inputs as they were before it, and what it wrote."""
+    """One autotuned launch seen by capture_launches(): inputs as they were before it (copies of the arrays it
+    changed; the others by reference), and what it wrote."""
 
     kernel: Autotuner
     args: tuple
@@ -535,6 +540,33 @@ def capture_launches() -> Iterator[list[CapturedLaunch]]:
         yield _CAPTURED
     finally:
         _CAPTURED = previous
+
+
+def strided_copy(array: np.ndarray, alignment: int = 1) -> np.ndarray:
+    """A copy of `array` with its strides (a view into a fresh buffer spanning it), starting at a multiple of
+    `alignment` bytes: a launch that was given a strided view (a slice of a larger projection output) and
+    passes its strides as scalars reads the copy exactly as it read the original."""
+    strides_ok = all(s >= 0 and s % array.itemsize == 0 for s in array.strides)
+    if array.size == 0 or array.flags.c_contiguous or not strides_ok:
+        shape, strides = array.shape, None
+        span = array.nbytes
+    else:
+        shape, strides = array.shape, array.strides
+        span = sum((n - 1) * s for n, s in zip(array.shape, array.strides)) + array.itemsize
+    raw = np.empty(span + alignment, dtype=np.uint8)
+    start = -raw.ctypes.data % alignment
+    flat = raw[start:start + span].view(array.dtype)
+    copy = flat.reshape(shape) if strides is None else np.lib.stride_tricks.as_strided(flat, shape, strides)
+    copy[...] = array
+    return copy
+
+
+def _same_contents(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal arrays (NaN equal to NaN); extension floats (bfloat16, fp8) compare as their bits, since numpy
+    compares them element by element through Python-level casts (seconds for a real-size weight matrix)."""
+    if a.dtype.kind not in "biufc" and a.itemsize in (1, 2, 4, 8) and a.dtype == b.dtype:
+        return np.array_equal(a.view(f"u{a.itemsize}"), b.view(f"u{b.itemsize}"))
+    return np.array_equal(a, b, equal_nan=True)
 
 
 def capturing() -> bool:

@@ -72,6 +72,7 @@ from jit.autotune import (
     Trial,
     TuningRecord,
     format_table,
+    strided_copy,
 )
 from jit.executors import local_pool, open_executor, threads_per_worker
 
@@ -89,6 +90,8 @@ class TuneProblem:
     rtol: float = 1e-3
     atol: float = 1e-3
     description: str = ""  # what the table header says about the problem (default: the sizes given)
+    modeled_only: bool = False  # only the modeled launch runs (no CPU runs, no outputs): for real-size problems
+    #                             whose outputs are checked elsewhere (kernels.tune checks them on small shapes)
 
 
 _PROBLEMS: dict[object, Callable[..., TuneProblem]] = {}
@@ -244,11 +247,14 @@ def _runnable(kernel):
 def run_config(problem: TuneProblem, config: Config, cpu_runs: int = 3, model: bool = True
                ) -> tuple[TuningRecord, dict]:
     """Model `config` once (unless `model` is False) and run it `cpu_runs` times on fresh copies of the
-    problem's arrays (jit.autotune.Trial); returns its record and the outputs of the last full run."""
+    problem's arrays (jit.autotune.Trial; not at all for a `modeled_only` problem); returns its record and the
+    outputs of the last full run."""
     rec = TuningRecord(config)
     full = {**problem.kwargs, **config.all_kwargs()}
     trial = Trial(_runnable(problem.kernel), problem.args, full, problem.grid, inputs=lambda: _fresh(problem.args))
-    args = trial.run(rec, model=model, runs=max(1, cpu_runs))
+    args = trial.run(rec, model=model, runs=0 if problem.modeled_only else max(1, cpu_runs))
+    if problem.modeled_only and not rec.error:
+        rec.cpu_seconds = math.nan
     if args is None:
         return rec, {}
     names = list(problem.kernel.arg_names)
@@ -266,12 +272,8 @@ def _fresh(args: tuple) -> tuple:
 
 
 def _aligned_copy(array: np.ndarray) -> np.ndarray:
-    """A C-contiguous copy of `array` starting at a multiple of ALIGNMENT bytes."""
-    raw = np.empty(array.nbytes + ALIGNMENT, dtype=np.uint8)
-    start = -raw.ctypes.data % ALIGNMENT
-    copy = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
-    copy[...] = array
-    return copy
+    """A copy of `array` (its strides kept) starting at a multiple of ALIGNMENT bytes."""
+    return strided_copy(array, ALIGNMENT)
 
 
 # -- tasks: what a worker needs to rebuild the launch by name (never compiled code)

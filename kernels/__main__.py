@@ -17,6 +17,7 @@ import numpy as np
 
 import simulator
 from jit import compiler
+from kernels import config_table
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -120,6 +121,9 @@ def run_model(args) -> int:
     mem = out.memory
     print(f"memory: weights {human_bytes(mem['weights'])}, KV cache {human_bytes(mem['kv_cache'])}, "
           f"GDN states {human_bytes(mem['gdn_states'])}")
+    counts = config_table.pick_counts()
+    print(f"launch configs of the {sum(counts.values())} launches given none: "
+          + ", ".join(f"{rule} {n}" for rule, n in sorted(counts.items())) + f" (kernels/configs/{spec.name}.json)")
     if args.trace:
         prof.export_chrome_trace(args.trace)
         print(f"trace: {args.trace} ({len(launches)} launches; open in ui.perfetto.dev)")

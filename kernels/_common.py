@@ -12,6 +12,7 @@ import ml_dtypes
 import numpy as np
 
 from jit.autotune import capturing
+from kernels import config_table
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float16), BF16)
@@ -62,13 +63,16 @@ def random_array(rng: np.random.Generator, shape, dtype, scale: float = 1.0, off
 
 
 def launch(kernel, tuned_kernel, configs, grid, args, config: dict | None = None, tune: bool = False, **meta) -> None:
-    """Launch the plain `kernel` with `config` (default: the first of its AUTOTUNE_CONFIGS: one compile, predictable),
-    or, with `tune=True`, the `@autotune` wrapper, which scores every config on the first call per key and caches the
-    choice. `grid` is a callable of the meta-parameters, so it serves both. While wavetile-tune captures
-    launches (jit.autotune.capturing), an unconfigured call launches the wrapper, which it then sweeps."""
+    """Launch the plain `kernel` with `config` (default: this machine's config table's pick for the launch's
+    shape, else the first of its AUTOTUNE_CONFIGS; see kernels.config_table), or, with `tune=True`, the
+    `@autotune` wrapper, which scores every config on the first call per key and caches the choice. `grid` is a
+    callable of the meta-parameters, so it serves both. While wavetile-tune captures launches
+    (jit.autotune.capturing), an unconfigured call launches the wrapper, which it then sweeps."""
     if tune or (config is None and capturing()):
         if config is not None:
             raise ValueError("pass either config or tune=True, not both")
         tuned_kernel[grid](*args, **meta)
     else:
-        kernel[grid](*args, **meta, **dict(config or configs[0]))
+        if config is None:
+            config = config_table.pick(tuned_kernel, configs, args, meta).all_kwargs()
+        kernel[grid](*args, **meta, **dict(config))

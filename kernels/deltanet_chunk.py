@@ -21,9 +21,9 @@ from kernels.deltanet_common import (
     check_gates,
     check_qkv,
     check_state,
+    configured,
     l2_normalise,
     normalise_cu_seqlens,
-    resolve_config,
 )
 from kernels.deltanet_gates import load_gates
 
@@ -114,20 +114,20 @@ def chunk_gated_delta_rule(q: np.ndarray, k: np.ndarray, v: np.ndarray, g: np.nd
     q, k [T, HK, dk] and v [T, HV, dv] (fp32/fp16/bf16; rows may be strided views of the conv output);
     gates either precomputed (g, beta: fp32 [T, HV]) or raw (a, b [T, HV], A_log, dt_bias [HV]) and then
     computed in the kernel. Sequences are packed along T with `cu_seqlens` [N + 1] (default: one).
-    config: one of AUTOTUNE_CONFIGS (None: the first) or "auto" to tune on first use.
+    config: one of AUTOTUNE_CONFIGS (None: the config table's pick, else the first) or "auto" to tune on first use.
     """
     T, HK, HV, dk, dv = check_qkv(q, k, v)
     cu, N = normalise_cu_seqlens(cu_seqlens, T)
     gates, raw = check_gates(T, HV, g, beta, a, b, A_log, dt_bias)
     if initial_state is not None:
         check_state(initial_state, (N, HV, dk, dv), "initial_state")
-    tuned, meta = resolve_config(config, AUTOTUNE_CONFIGS[0])
+    launcher = configured(config, chunk_gated_delta_kernel, chunk_gated_delta_tuned, AUTOTUNE_CONFIGS)
     o = np.empty(v.shape, dtype=q.dtype)
     ht = np.empty((N, HV, dk, dv), dtype=np.float32)
     scale = dk ** -0.5 if scale is None else float(scale)
     h0 = initial_state if initial_state is not None else ht
     st = [x.strides[i] // x.itemsize for x in (q, k, v, o) for i in (0, 1)]
-    (chunk_gated_delta_tuned if tuned else chunk_gated_delta_kernel)[lambda m: (cdiv(dv, m["BV"]), HV, N)](
+    launcher[lambda m: (cdiv(dv, m["BV"]), HV, N)](
         q, k, v, *gates, h0, o, ht, cu, *st, HV, dk, dv, HV // HK, scale, raw, initial_state is not None, C=CHUNK,
-        BK=next_power_of_2(dk), L2NORM=bool(l2norm), **meta)
+        BK=next_power_of_2(dk), L2NORM=bool(l2norm))
     return o, ht

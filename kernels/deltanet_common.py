@@ -7,6 +7,8 @@ from ml_dtypes import bfloat16
 
 import dsl as tl
 from jit import Config, jit
+from jit.autotune import capturing
+from kernels import config_table
 
 ACTIVATION_DTYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(bfloat16))
 
@@ -114,12 +116,29 @@ def check_state_indices(state_indices, N: int, slots: int) -> np.ndarray:
     return np.ascontiguousarray(idx, dtype=np.int32)
 
 
-def resolve_config(config, default: Config) -> tuple[bool, dict]:
-    """(tune?, launch keyword arguments) for a host function's `config`: None (the default), a Config, or "auto"
-    (tune on first use for the kernel's autotune key; a sweep compiles every config, so it is opt-in)."""
-    if isinstance(config, str) and config == "auto":
-        return True, {}
-    config = config or default
-    if not isinstance(config, Config):
+def configured(config, kernel, tuned_kernel, configs: list[Config]) -> ConfiguredLaunch:
+    """What a host function launches for its `config`: None (this machine's config table's pick for the launch's
+    shape, else the first of `configs`; kernels.config_table), a Config, or "auto" (tune on first use for the
+    kernel's autotune key; a sweep compiles every config, so it is opt-in). Index it with the grid and call it
+    like the kernel."""
+    if not (config is None or isinstance(config, Config) or (isinstance(config, str) and config == "auto")):
         raise ValueError(f"config must be a jit Config, None or 'auto', got {config!r}")
-    return False, config.all_kwargs()
+    return ConfiguredLaunch(config, kernel, tuned_kernel, configs)
+
+
+class ConfiguredLaunch:
+    """`configured(...)`'s result: picks the config when called, since the table's pick depends on the arguments.
+    While wavetile-tune captures launches (jit.autotune.capturing), an unconfigured call launches the @autotune
+    wrapper, which the sweep then tunes."""
+
+    def __init__(self, config, kernel, tuned_kernel, configs: list[Config]):
+        self.config, self.kernel, self.tuned_kernel, self.configs = config, kernel, tuned_kernel, configs
+
+    def __getitem__(self, grid):
+        return lambda *args, **meta: self._launch(grid, args, meta)
+
+    def _launch(self, grid, args: tuple, meta: dict):
+        if self.config == "auto" or (self.config is None and capturing()):
+            return self.tuned_kernel[grid](*args, **meta)
+        config = self.config or config_table.pick(self.tuned_kernel, self.configs, args, meta)
+        return self.kernel[grid](*args, **meta, **config.all_kwargs())

@@ -13,7 +13,7 @@ import numpy as np
 import dsl as tl
 from jit import Config, autotune, cdiv, jit, next_power_of_2
 from kernels._common import FLOAT_DTYPES
-from kernels.deltanet_common import check_activation, check_state_indices, normalise_cu_seqlens, resolve_config
+from kernels.deltanet_common import check_activation, check_state_indices, configured, normalise_cu_seqlens
 
 # Tokens x channels per program (the first of each list is the default).
 AUTOTUNE_CONFIGS: list[Config] = [
@@ -114,7 +114,7 @@ def causal_conv1d(x: np.ndarray, weight: np.ndarray, cu_seqlens: np.ndarray | No
 
     x [T, D] (fp32/fp16/bf16, row-strided views allowed); weight [D, K] or [D, 1, K]; initial_state
     [N, D, K - 1] in x's dtype (the K - 1 inputs before each sequence, oldest first) or None for zeros.
-    config: one of AUTOTUNE_CONFIGS (None: the first) or "auto" to tune on first use.
+    config: one of AUTOTUNE_CONFIGS (None: the config table's pick, else the first) or "auto" to tune on first use.
     """
     check_activation("x", x, 2)
     T, D = x.shape
@@ -123,15 +123,15 @@ def causal_conv1d(x: np.ndarray, weight: np.ndarray, cu_seqlens: np.ndarray | No
     cu, N = normalise_cu_seqlens(cu_seqlens, T)
     if initial_state is not None:
         _check_conv_state(initial_state, N, D, K, x.dtype, "initial_state")
-    tuned, meta = resolve_config(config, AUTOTUNE_CONFIGS[0])
+    launcher = configured(config, conv1d_kernel, conv1d_tuned, AUTOTUNE_CONFIGS)
     y = np.empty((T, D), dtype=x.dtype)
     final = np.empty((N, D, K - 1), dtype=x.dtype)
     max_len = int(np.max(np.diff(cu)))
     if D:
         grid = lambda m: (cdiv(D, m["BD"]), N, max(1, cdiv(max_len, m["BT"])))  # noqa: E731
-        (conv1d_tuned if tuned else conv1d_kernel)[grid](
+        launcher[grid](
             x, w, final if initial_state is None else initial_state, y, final, cu, D, x.strides[0] // x.itemsize, D,
-            initial_state is not None, KW=K, **meta)
+            initial_state is not None, KW=K)
     return y, final
 
 
@@ -139,7 +139,8 @@ def causal_conv1d_update(x: np.ndarray, weight: np.ndarray, conv_state: np.ndarr
                          state_indices: np.ndarray | None = None, config: Config | str | None = None) -> np.ndarray:
     """Decode conv + SiLU: one token per sequence, x [N, D] -> y [N, D]; `conv_state` [slots, D, K - 1] (x's
     dtype) is shifted in place; row n uses slot `state_indices[n]` (default n; distinct slots).
-    config: one of UPDATE_AUTOTUNE_CONFIGS (None: the first) or "auto" to tune on first use."""
+    config: one of UPDATE_AUTOTUNE_CONFIGS (None: the config table's pick, else the first) or "auto" to tune on
+    first use."""
     check_activation("x", x, 2)
     N, D = x.shape
     w = _check_weight(weight, D)
@@ -148,10 +149,10 @@ def causal_conv1d_update(x: np.ndarray, weight: np.ndarray, conv_state: np.ndarr
         raise ValueError(f"conv_state must be an array [slots, {D}, {K - 1}], got {type(conv_state).__name__}")
     _check_conv_state(conv_state, conv_state.shape[0], D, K, x.dtype, "conv_state")
     idx = check_state_indices(state_indices, N, conv_state.shape[0])
-    tuned, meta = resolve_config(config, UPDATE_AUTOTUNE_CONFIGS[0])
+    launcher = configured(config, conv1d_update_kernel, conv1d_update_tuned, UPDATE_AUTOTUNE_CONFIGS)
     y = np.empty((N, D), dtype=x.dtype)
     if N and D:
-        (conv1d_update_tuned if tuned else conv1d_update_kernel)[lambda m: (cdiv(D, m["BD"]), N)](
+        launcher[lambda m: (cdiv(D, m["BD"]), N)](
             x, w, conv_state, idx, y, D, x.strides[0] // x.itemsize, D, state_indices is not None, KW=K,
-            BW=next_power_of_2(K), **meta)
+            BW=next_power_of_2(K))
     return y

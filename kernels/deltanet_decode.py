@@ -17,8 +17,8 @@ from kernels.deltanet_common import (
     check_qkv,
     check_state,
     check_state_indices,
+    configured,
     l2_normalise,
-    resolve_config,
 )
 from kernels.deltanet_gates import load_gates
 
@@ -73,7 +73,7 @@ def gated_delta_decode(q: np.ndarray, k: np.ndarray, v: np.ndarray, state: np.nd
 
     q, k [N, HK, dk], v [N, HV, dv] (one token per sequence); state fp32 [slots, HV, dk, dv]; row n uses
     slot `state_indices[n]` (default n; slots must be distinct). Gates as in `chunk_gated_delta_rule`.
-    config: one of AUTOTUNE_CONFIGS (None: the first) or "auto" to tune on first use.
+    config: one of AUTOTUNE_CONFIGS (None: the config table's pick, else the first) or "auto" to tune on first use.
     """
     N, HK, HV, dk, dv = check_qkv(q, k, v, lead="N")
     gates, raw = check_gates(N, HV, g, beta, a, b, A_log, dt_bias)
@@ -82,12 +82,12 @@ def gated_delta_decode(q: np.ndarray, k: np.ndarray, v: np.ndarray, state: np.nd
                          f"got {getattr(state, 'shape', type(state).__name__)}")
     check_state(state, (state.shape[0], HV, dk, dv))
     idx = check_state_indices(state_indices, N, state.shape[0])
-    tuned, meta = resolve_config(config, AUTOTUNE_CONFIGS[0])
+    launcher = configured(config, gated_delta_decode_kernel, gated_delta_decode_tuned, AUTOTUNE_CONFIGS)
     o = np.empty(v.shape, dtype=q.dtype)
     if N == 0:
         return o
     st = [x.strides[i] // x.itemsize for x in (q, k, v, o) for i in (0, 1)]
-    (gated_delta_decode_tuned if tuned else gated_delta_decode_kernel)[lambda m: (cdiv(dv, m["BV"]), HV, N)](
+    launcher[lambda m: (cdiv(dv, m["BV"]), HV, N)](
         q, k, v, *gates, state, idx, o, *st, HV, dk, dv, HV // HK, dk ** -0.5 if scale is None else float(scale), raw,
-        state_indices is not None, BK=next_power_of_2(dk), L2NORM=bool(l2norm), **meta)
+        state_indices is not None, BK=next_power_of_2(dk), L2NORM=bool(l2norm))
     return o

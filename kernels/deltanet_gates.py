@@ -10,7 +10,7 @@ import numpy as np
 
 import dsl as tl
 from jit import Config, autotune, cdiv, jit
-from kernels.deltanet_common import check_gates, resolve_config
+from kernels.deltanet_common import check_gates, configured
 
 AUTOTUNE_CONFIGS: list[Config] = [Config({"BLOCK": 1024}, num_warps=4), Config({"BLOCK": 256}, num_warps=2),
                                   Config({"BLOCK": 4096}, num_warps=8)]
@@ -65,16 +65,16 @@ def gdn_gates(a: np.ndarray, b: np.ndarray, A_log: np.ndarray, dt_bias: np.ndarr
               config: Config | str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(g, beta), fp32 [T, HV], from the a and b projections [T, HV] and the per-head A_log, dt_bias [HV].
 
-    config: one of AUTOTUNE_CONFIGS (None: the first) or "auto" to tune on first use.
+    config: one of AUTOTUNE_CONFIGS (None: the config table's pick, else the first) or "auto" to tune on first use.
     """
     if not isinstance(a, np.ndarray) or a.ndim != 2:
         raise ValueError(f"a must be a 2-D array [T, HV], got {getattr(a, 'shape', type(a).__name__)}")
     T, HV = a.shape
     (_, _, a, b, A_log, dt_bias), _ = check_gates(T, HV, None, None, a, b, A_log, dt_bias)
-    tuned, meta = resolve_config(config, AUTOTUNE_CONFIGS[0])
+    launcher = configured(config, gdn_gates_kernel, gdn_gates_tuned, AUTOTUNE_CONFIGS)
     g = np.empty((T, HV), np.float32)
     beta = np.empty((T, HV), np.float32)
     if T * HV:
-        (gdn_gates_tuned if tuned else gdn_gates_kernel)[lambda m: (cdiv(T * HV, m["BLOCK"]),)](
-            a, b, A_log, dt_bias, g, beta, T * HV, HV, **meta)
+        launcher[lambda m: (cdiv(T * HV, m["BLOCK"]),)](
+            a, b, A_log, dt_bias, g, beta, T * HV, HV)
     return g, beta

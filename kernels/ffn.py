@@ -22,7 +22,7 @@ import numpy as np
 
 import dsl as tl
 from jit import cdiv, jit
-from kernels._common import BF16, dtype_name, random_array
+from kernels._common import BF16, dtype_name, launch, random_array
 from kernels.gemm import TOLERANCE, check_matrix, gemm, precision, strides, tile_ids
 from kernels.registry import Case, register
 from kernels.tuning import tuned
@@ -78,17 +78,12 @@ def _check_weights(x, w_gate, w_up) -> tuple[int, int, int]:
 def swiglu(x: np.ndarray, w_gate: np.ndarray, w_up: np.ndarray, config: dict | None = None,
            tune: bool = False) -> np.ndarray:
     """h = silu(x @ w_gate) * (x @ w_up) in one fused kernel; h has x's dtype. `config`: one of AUTOTUNE_CONFIGS
-    (default the first); `tune=True` lets the autotuner choose."""
+    (default: the machine's config table, kernels.config_table); `tune=True` lets the autotuner choose."""
     M, H, inter = _check_weights(x, w_gate, w_up)
     h = np.empty((M, inter), dtype=x.dtype)
     args = (x, w_gate, w_up, h, M, inter, H, *strides(x), *strides(w_gate), *strides(w_up), *strides(h))
-    if tune:
-        grid = lambda m: (cdiv(M, m["BLOCK_M"]) * cdiv(inter, m["BLOCK_N"]),)  # noqa: E731
-        swiglu_kernel_tuned[grid](*args, PRECISION=precision(x.dtype))
-    else:
-        cfg = dict(config or AUTOTUNE_CONFIGS[0])
-        grid = (cdiv(M, cfg["BLOCK_M"]) * cdiv(inter, cfg["BLOCK_N"]),)
-        swiglu_kernel[grid](*args, PRECISION=precision(x.dtype), **cfg)
+    grid = lambda m: (cdiv(M, m["BLOCK_M"]) * cdiv(inter, m["BLOCK_N"]),)  # noqa: E731
+    launch(swiglu_kernel, swiglu_kernel_tuned, AUTOTUNE_CONFIGS, grid, args, config, tune, PRECISION=precision(x.dtype))
     return h
 
 

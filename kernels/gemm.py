@@ -16,7 +16,7 @@ import numpy as np
 
 import dsl as tl
 from jit import cdiv, jit
-from kernels._common import BF16, FLOAT_DTYPES, dtype_name, random_array
+from kernels._common import BF16, FLOAT_DTYPES, dtype_name, launch, random_array
 from kernels.registry import Case, register
 from kernels.tuning import tuned
 
@@ -93,7 +93,8 @@ def precision(dtype) -> str:
 
 def gemm(a: np.ndarray, b: np.ndarray, out_dtype=None, config: dict | None = None, tune: bool = False) -> np.ndarray:
     """c = a @ b with fp32 accumulation, stored in out_dtype (default a.dtype); `config` picks one of
-    AUTOTUNE_CONFIGS (default the first), `tune=True` lets the autotuner choose."""
+    AUTOTUNE_CONFIGS (default: the machine's config table, kernels.config_table), `tune=True` lets the autotuner
+    choose."""
     check_matrix(a, "a")
     check_matrix(b, "b", a.dtype)
     (M, K), (Kb, N) = a.shape, b.shape
@@ -104,12 +105,8 @@ def gemm(a: np.ndarray, b: np.ndarray, out_dtype=None, config: dict | None = Non
         raise ValueError(f"out_dtype must be float32, float16 or bfloat16, got {out_dtype}")
     c = np.empty((M, N), dtype=out_dtype)
     args = (a, b, c, M, N, K, *strides(a), *strides(b), *strides(c))
-    if tune:
-        gemm_kernel_tuned[lambda m: (cdiv(M, m["BLOCK_M"]) * cdiv(N, m["BLOCK_N"]),)](*args,
-                                                                                      PRECISION=precision(a.dtype))
-    else:
-        cfg = dict(config or AUTOTUNE_CONFIGS[0])
-        gemm_kernel[(cdiv(M, cfg["BLOCK_M"]) * cdiv(N, cfg["BLOCK_N"]),)](*args, PRECISION=precision(a.dtype), **cfg)
+    grid = lambda m: (cdiv(M, m["BLOCK_M"]) * cdiv(N, m["BLOCK_N"]),)  # noqa: E731
+    launch(gemm_kernel, gemm_kernel_tuned, AUTOTUNE_CONFIGS, grid, args, config, tune, PRECISION=precision(a.dtype))
     return c
 
 

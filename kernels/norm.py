@@ -4,7 +4,8 @@ with the residual add), the gated RMSNorm of the Gated DeltaNet output, and Laye
 All norms work over the last dimension of any-rank input. Statistics and the scaling are computed in fp32 and
 the result is rounded to the input dtype once. Error bounds against the float64 references below (same inputs):
 |got - ref| <= rtol*|ref| + atol with fp32 (1e-5, 1e-6), fp16 (1e-3, 1e-3), bf16 (8e-3, 8e-3) (see `_common`).
-Every host function also takes keyword `config` (one of its AUTOTUNE_CONFIGS, default the first) or `tune=True`.
+Every host function also takes keyword `config` (one of its AUTOTUNE_CONFIGS; default: the machine's config
+table's pick, else the first; kernels.config_table) or `tune=True`.
 """
 
 from __future__ import annotations

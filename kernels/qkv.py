@@ -108,8 +108,8 @@ def qkv_prologue(qkv: np.ndarray, q_norm_weight: np.ndarray, k_norm_weight: np.n
     Shapes: qkv [T, H*2D + 2*Hkv*D] (fp32/fp16/bf16); q_norm_weight, k_norm_weight [D] (zero-centred: the
     kernel scales by 1 + w); positions [T] ints ([3, T] with `mrope_section`); kv_cache [2, num_blocks, block_size,
     Hkv, D], C-contiguous, qkv's dtype (H and D are read from it and qkv's width); slot_mapping [T] ints.
-    RoPE arguments as in `kernels.rope.rope`. `config`: one of AUTOTUNE_CONFIGS (default the first); `tune=True` lets
-    the autotuner choose. Bound: fp32 1e-5 relative (+1e-6), fp16 1e-3, bf16 8e-3 against
+    RoPE arguments as in `kernels.rope.rope`. `config`: one of AUTOTUNE_CONFIGS (default: config_table); `tune=True`
+    lets the autotuner choose. Bound: fp32 1e-5 relative (+1e-6), fp16 1e-3, bf16 8e-3 against
     `qkv_prologue_reference`; gate and v are exact copies.
     """
     qkv = float_array(qkv, "qkv", ndim=2)

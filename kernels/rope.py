@@ -212,7 +212,7 @@ def rope(x: np.ndarray, positions: np.ndarray, rotary_dim: int | None = None, *,
     cos/sin come from `cos_sin_cache` [max_pos, rotary_dim] fp32 (vLLM layout) when given, else are generated in
     the kernel from `theta` (which must be exact in fp32, as integer thetas below 2^24 are; else ValueError).
     NeoX (rotate-half) pairing when `neox`, GPT-J (interleaved) otherwise. Returns a new array, or `x` rotated in
-    place (only its rotary dims are touched) when `inplace`. `config`: one of AUTOTUNE_CONFIGS (default the first);
+    place (only its rotary dims are touched) when `inplace`. `config`: one of AUTOTUNE_CONFIGS (default: config_table);
     `tune=True` lets the autotuner choose. Bound: fp32 1e-5 relative (+1e-6), fp16 1e-3, bf16 8e-3 vs `rope_reference`.
     """
     if inplace and (not isinstance(x, np.ndarray) or not x.flags.c_contiguous):

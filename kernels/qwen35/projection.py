@@ -140,7 +140,7 @@ class Scenario:
         return total
 
 
-def _router_stand_in(model: Qwen35, tokens: int) -> None:
+def router_stand_in(model: Qwen35, tokens: int) -> None:
     rows = model.embed[:tokens]
     for layer in model.layers:
         if hasattr(layer.mlp, "router_input"):
@@ -158,7 +158,7 @@ def model_scenarios(config: Qwen35Config, machine: str) -> tuple[list[Scenario],
     runs += [(f"decode batch {b}, context {CONTEXT}", b, 1) for b in DECODE_BATCHES]
     for name, batch, tokens in runs:
         cache = model.new_cache(batch, CONTEXT + 1)
-        _router_stand_in(model, batch * tokens)
+        router_stand_in(model, batch * tokens)
         exact = DECODE_MEASURED_FULLY if batch * tokens == 1 else ()
         with simulator.machine(machine), simulator.profile() as prof, labelled(prof) as labels, \
                 model_only(RUN_FULLY, exact):

@@ -14,7 +14,7 @@ import pytest
 
 import dsl as tl
 from jit import Config, autotune, cdiv, heuristics, jit
-from jit.autotune import Autotuner, AutotuneWarning, capture_launches, format_table
+from jit.autotune import Autotuner, AutotuneWarning, capture_launches, format_table, strided_copy
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -167,6 +167,18 @@ def test_capture_launches_records_inputs_and_written_arrays(rng):
     assert len(launches) == 1 and launches[0].kernel is scale_add and launches[0].changed == ["out_ptr"]
     np.testing.assert_array_equal(launches[0].args[2], np.full_like(x, 7.0))  # the inputs as they were
     np.testing.assert_allclose(out, 0.5 * x + y, rtol=1e-6)  # the launch itself ran (first config, untuned)
+    assert launches[0].args[0] is x and launches[0].args[1] is y  # unchanged inputs are not copied
+
+
+def test_strided_copy_keeps_strides_and_alignment(rng):
+    base = rng.standard_normal((6, 10)).astype(np.float32)
+    view = base[:, 2:7]  # a strided view, as a slice of a fused projection's output is
+    copy = strided_copy(view, 4096)
+    assert copy.strides == view.strides and copy.ctypes.data % 4096 == 0 and not np.shares_memory(copy, base)
+    np.testing.assert_array_equal(copy, view)
+    transposed = strided_copy(base.T)
+    assert transposed.strides == base.T.strides
+    np.testing.assert_array_equal(transposed, base.T)
 
 
 def test_conflicting_meta_parameter_and_bad_key():

@@ -1,0 +1,108 @@
+"""`python -m kernels.tune` (the library-wide sweep) and the config table: round trip, host functions launching the
+table's pick, a wrong config rejected by the reference check, and --ops filtering. Tiny steps, in-process runs."""
+
+import json
+
+import numpy as np
+import pytest
+import tune_fixture
+
+import simulator
+from kernels import config_table, registry
+from kernels import tune as libtune
+from kernels.norm import AUTOTUNE_CONFIGS, rmsnorm, rmsnorm_kernel_tuned, rmsnorm_reference
+
+FIXTURE = "tune_fixture:workload"
+
+
+@pytest.fixture
+def table_dir(tmp_path, monkeypatch):
+    """Host functions read tables from a fresh directory (not the committed kernels/configs)."""
+    monkeypatch.setattr(config_table, "TABLE_DIR", tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def fixture_cases(monkeypatch):
+    monkeypatch.setattr(registry, "_PROVIDERS", [*registry._PROVIDERS, tune_fixture.cases])
+
+
+def _rms_key(n_rows, n_cols, dtype=np.float32):
+    x = np.zeros((n_rows, n_cols), dtype)
+    w = np.zeros(n_cols, np.float32)
+    args = (x, x, w, x, x, n_rows, n_cols, 1e-6)
+    return config_table.shape_key(rmsnorm_kernel_tuned, args, {"HAS_RESIDUAL": False, "ZERO_CENTERED": False,
+                                                              "BLOCK_N": 256})
+
+
+def test_table_round_trips_and_lookup_rules(table_dir):
+    entries = [{"key": _rms_key(1, 200), "config": config_table._as_config(AUTOTUNE_CONFIGS[2]).to_dict()},
+               {"key": _rms_key(1, 4096), "config": config_table._as_config(AUTOTUNE_CONFIGS[3]).to_dict()}]
+    path = config_table.save("mtt-s5000", {"norm._rmsnorm_kernel": entries}, {"written_by": "test"})
+    assert path == table_dir / "mtt-s5000.json"
+    loaded = config_table.load("mtt-s5000")["norm._rmsnorm_kernel"]
+    assert sorted(json.dumps(e, sort_keys=True) for e in loaded) == sorted(json.dumps(e, sort_keys=True)
+                                                                           for e in entries)
+    assert config_table.lookup(loaded, _rms_key(1, 200)) == (entries[0], config_table.EXACT)
+    assert config_table.lookup(loaded, _rms_key(1, 3000)) == (entries[1], config_table.NEAREST)  # log2 nearest
+    assert config_table.lookup(loaded, _rms_key(1, 300)) == (entries[0], config_table.NEAREST)
+    assert config_table.lookup(loaded, _rms_key(1, 200, np.float16)) == (None, config_table.DEFAULT)  # dtypes
+    assert config_table.load("h200") == {}
+
+
+def test_host_function_launches_the_tables_config(table_dir, rng):
+    n_rows, n_cols = 37, 200
+    chosen = config_table._as_config(AUTOTUNE_CONFIGS[3])  # ROWS=8: not the first config
+    config_table.save("mtt-s5000", {"norm._rmsnorm_kernel": [{"key": _rms_key(n_rows, n_cols),
+                                                              "config": chosen.to_dict()}]}, {})
+    x = rng.standard_normal((n_rows, n_cols)).astype(np.float32)
+    w = rng.standard_normal(n_cols).astype(np.float32)
+    with simulator.machine("mtt-s5000"), simulator.profile() as prof:
+        got = rmsnorm(x, w)
+    assert config_table.last_pick(rmsnorm_kernel_tuned) == config_table.EXACT
+    assert prof.launches[-1].constexprs["ROWS"] == 8
+    np.testing.assert_allclose(got, rmsnorm_reference(x, w), rtol=1e-5, atol=1e-6)
+    with simulator.machine("mtt-s5000"), simulator.profile() as prof:
+        rmsnorm(x[:, :150].copy(), w[:150])  # same dtypes, nearest key: the table's pick again
+    assert config_table.last_pick(rmsnorm_kernel_tuned) == config_table.NEAREST
+    assert prof.launches[-1].constexprs["ROWS"] == 8
+    with simulator.machine("h200"), simulator.profile() as prof:  # no table for h200: the first config
+        rmsnorm(x, w)
+    assert config_table.last_pick(rmsnorm_kernel_tuned) == config_table.DEFAULT
+    assert prof.launches[-1].constexprs["ROWS"] == AUTOTUNE_CONFIGS[0]["ROWS"]
+
+
+def test_a_wrong_config_is_reported_and_never_chosen(table_dir, fixture_cases, capsys):
+    rc = libtune.main(["--models", FIXTURE, "--decode", "1,3", "--prefill", "0", "--jobs", "1", "--fresh",
+                       "--table-dir", str(table_dir)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    table = json.loads((table_dir / "mtt-s5000.json").read_text())["kernels"]["tune_fixture.scale_kernel"]
+    assert [e["key"]["values"] for e in table] == [{"n": 300_007}, {"n": 900_007}]
+    bad = config_table._as_config(tune_fixture.AUTOTUNE_CONFIGS[2]).to_dict()
+    assert all(e["config"] != bad for e in table)
+    assert "config 2 rejected: tune.scale n=1000: max err" in out
+    report = (table_dir / "mtt-s5000.report.md").read_text()
+    assert "tune_fixture.scale_kernel" in report and "config 2 rejected" in report
+    # the check is what kept it out: the model alone ranks the half-done config fastest
+    target = libtune.collect_targets([libtune.tune_shapes.Step(FIXTURE, "decode", 3)])[0]
+    verdicts = {("tune_fixture.scale_kernel", i): (True, "ok") for i in range(3)}
+    unchecked = libtune.tune_target(target, "mtt-s5000", verdicts, None, 1, fresh=False)
+    assert unchecked.best == bad
+
+
+def test_ops_filters_kernels_and_the_table_keeps_the_rest(table_dir, capsys):
+    other = {"key": {"values": {"n": 1}, "dtypes": ["float32"]}, "config": {"kwargs": {"BLOCK": 1}}}
+    config_table.save("mtt-s5000", {"elsewhere.kernel": [other]}, {})
+    rc = libtune.main(["--models", "tiny", "--decode", "2", "--prefill", "0", "--ops", "norm._gated", "--jobs", "1",
+                       "--table-dir", str(table_dir)])
+    assert rc == 0
+    kernels = json.loads((table_dir / "mtt-s5000.json").read_text())["kernels"]
+    assert set(kernels) == {"elsewhere.kernel", "norm._gated_rmsnorm_kernel"}
+    assert kernels["elsewhere.kernel"] == [other]
+    csv_rows = (table_dir / "mtt-s5000.report.csv").read_text().splitlines()
+    assert len(csv_rows) == 2 and csv_rows[1].startswith("norm._gated_rmsnorm_kernel")
+    assert "1 kernels" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="no autotuned kernel matches --ops 'nothing'"):
+        libtune.main(["--models", "tiny", "--decode", "2", "--prefill", "0", "--ops", "nothing",
+                      "--table-dir", str(table_dir)])
