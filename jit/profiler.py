@@ -173,8 +173,26 @@ def _run_instrumented(instrumented, grid, runtime, name: str, sample, spec: Mach
         return [(run(first, every[1:]), total, 1.0)], None
     chosen = sampling.split(total, size, spec, row=grid[0])
     run(first, chosen.first[1:])
-    rest = _measure(run, instrumented.probes, [(chosen.rest, chosen.weight)], stride)
-    return [(first, chosen.first.size, 1.0)] + rest, chosen.ids
+    if not chosen.rest.size:
+        return [(first, chosen.first.size, 1.0)], chosen.ids
+    rest = TraceBuffers(instrumented.probes)
+    rest.thin(stride)
+    work = []
+    for pid in chosen.rest:  # one at a time: each program's own trace tells idle ones apart
+        before = rest.words()
+        run(rest, np.array([pid], dtype=np.int64))
+        work.append(rest.words() - before)
+    ids = list(chosen.rest)
+    if sampling.idle_heavy(work):
+        budget = sampling.word_budget(total, traced)
+        for pid in sampling.extra(chosen.first.size, total, chosen.rest):
+            if rest.words() >= budget:
+                break
+            run(rest, np.array([pid], dtype=np.int64))
+            ids.append(int(pid))
+    ids = np.sort(np.array(ids, dtype=np.int64))
+    weight = (total - chosen.first.size) / ids.size
+    return [(first, chosen.first.size, 1.0), (rest, int(ids.size), weight)], np.concatenate([chosen.first, ids])
 
 
 def _measure(run, probes, parts: list[tuple[np.ndarray, float]], stride: int) -> list[tuple[TraceBuffers, int, float]]:

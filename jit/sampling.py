@@ -42,13 +42,19 @@ MIN_PROGRAMS = 16
 MIN_TRACED = 8  # iterations of the longest loop a thinned trace still follows
 
 
+def word_budget(programs: int, per_program: list[tuple[int, int]]) -> int:
+    """Trace words an automatic sample may analyse (per_program as in auto_plan)."""
+    words = sum(runs * size for runs, size in per_program)
+    return min(WORD_BUDGET, max(MIN_WORDS, int(programs * words * TRACE_SHARE)))
+
+
 def auto_plan(programs: int, per_program: list[tuple[int, int]]) -> tuple[int, int]:
     """(stride, programs to measure) of an automatic sample; per_program holds, for each traced memory op,
     (executions in one program, words per trace record)."""
     def words(stride: int) -> int:
         return sum(-(-runs // stride) * size for runs, size in per_program)
 
-    budget = min(WORD_BUDGET, max(MIN_WORDS, int(programs * words(1) * TRACE_SHARE)))
+    budget = word_budget(programs, per_program)
     if programs * words(1) <= budget:
         return 1, programs
     # thin only loops long enough to keep MIN_TRACED iterations: a short loop's last, partial iteration is a
@@ -98,6 +104,26 @@ def rest(first: int, programs: int, count: int, seed: int = SEED, row: int = 1) 
             fits = (moved >= low) & (moved < high) & (picks % row != coords)
             picks = np.where(fits, moved, picks)
     return np.sort(picks)
+
+
+IDLE_SHARE = 0.01  # a program that traces under this share of the busiest sampled one's words does no work
+MAX_EXTRA = 4096  # programs an idle-heavy sample may add
+
+
+def idle_heavy(work: list[int]) -> bool:
+    """Whether some measured programs (`work`: the trace words of each) exit at once while others work (a
+    padded grid): their mean is then
+    dominated by how many working programs the draw happened to hit, and a bigger draw is cheap."""
+    most = max(work, default=0)
+    return most > 0 and min(work) < IDLE_SHARE * most
+
+
+def extra(first: int, programs: int, taken: np.ndarray, seed: int = SEED) -> np.ndarray:
+    """The programs of [first, programs) not yet taken, in a seeded random order (any prefix is a uniform
+    draw), at most MAX_EXTRA: what an idle-heavy sample adds while its trace budget lasts."""
+    others = np.setdiff1d(np.arange(first, programs, dtype=np.int64), taken, assume_unique=True)
+    rng = np.random.default_rng(seed + 1)
+    return rng.permutation(others)[:MAX_EXTRA]
 
 
 def choose(programs: int, sample: int | bool | None, spec: MachineSpec, seed: int = SEED,

@@ -70,3 +70,15 @@ def test_sample_of_a_padded_grid_does_not_scale_its_working_start(rng):
     approx = model_launch(padded_kernel, (programs,), x, out, used, BLOCK=block, machine="h200", sample=64)
     assert approx.totals.load_requests == exact.totals.load_requests  # the working programs are all in the start
     assert approx.totals.programs == programs
+
+
+def test_automatic_sample_of_a_sparse_padded_grid_counts_its_working_programs(rng):
+    """Working programs scattered beyond the sample's start (a padded MoE grid at small batch): the draw grows
+    over the idle programs until the trace budget is spent, so the estimate holds."""
+    block, programs = 1024, 8192
+    x = rng.standard_normal(programs * block).astype(np.float32)
+    out = np.zeros_like(x)
+    exact = model_launch(padded_kernel, (programs,), x, out, 700, BLOCK=block, machine="h200", sample=False)
+    approx = model_launch(padded_kernel, (programs,), x, out, 700, BLOCK=block, machine="h200")
+    assert approx.sampled
+    assert approx.totals.load_requests == pytest.approx(exact.totals.load_requests, rel=0.1)
