@@ -1,6 +1,6 @@
 """wavetile's kernel language: `import dsl as tl` gives the names of `triton.language`."""
 
-from dsl import core, extra, libdevice, math, target_info  # noqa: F401
+from dsl import core, extra, libdevice, math, standard, target_info  # noqa: F401
 from dsl.aggregate import aggregate
 from dsl.core import constexpr, tensor
 from dsl.distribution import check_packages as _check_packages
@@ -52,7 +52,8 @@ from dsl.random import (  # noqa: F401
     uint_to_uniform_float,
 )
 from dsl.scaled_dot import dot_scaled  # noqa: F401
-from dsl.types import block_type, const, constexpr_type, tuple_type, void  # noqa: F401
+from dsl.tuples import slice, tuple  # noqa: F401  (Triton's names; they shadow the builtins only in this module)
+from dsl.types import block_type, const, constexpr_type, tensor_descriptor_type, tuple_type, void  # noqa: F401
 
 core._aggregate = aggregate  # Triton's spelling, tl.core._aggregate (dsl.core sits below dsl.aggregate)
 _check_packages()  # another distribution's files in our packages: a clear ImportError now, not odd ones later

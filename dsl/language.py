@@ -618,12 +618,16 @@ def sort(x, dim=None, descending=False) -> tensor:
 def topk(x, k, dim=None, descending=True) -> tensor:
     """The k largest values along the last dim, in descending order (k a power of two)."""
     x = _t(x)
-    k = unwrap(k)
-    s = current()
-    ordered = sort(x, dim, descending=True)
-    if k == x.shape[-1]:
+    return _first_k(sort(x, dim, descending=True), unwrap(k))
+
+
+def _first_k(ordered: tensor, k: int) -> tensor:
+    """The first k elements along the last dim of a sorted tensor (its rows are split into chunks of k,
+    and the reduction over chunks keeps the first)."""
+    if k == ordered.shape[-1]:
         return ordered
-    parts = s.reshape(ordered, list(x.shape[:-1]) + [x.shape[-1] // k, k])
+    s = current()
+    parts = s.reshape(ordered, list(ordered.shape[:-1]) + [ordered.shape[-1] // k, k])
     return s.reduce([parts], parts.type.rank - 2, lambda lhs, rhs: lhs)[0]
 
 

@@ -10,7 +10,10 @@ from dataclasses import dataclass, replace
 
 from dsl import dtypes as T
 from dsl.core import tensor, unwrap
+from dsl.ir.core import TileType
 from dsl.semantic import current
+from dsl.tuples import tuple as tl_tuple
+from dsl.types import tensor_descriptor_type
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,15 @@ class tensor_descriptor:
     @property
     def dtype(self):
         return self.base.dtype.element_ty
+
+    @property
+    def block_type(self) -> TileType:
+        return TileType(self.dtype, tuple(self.block_shape))
+
+    @property
+    def type(self) -> tensor_descriptor_type:
+        """Triton's `desc.type`: the block type and the tuple types of the shape and strides."""
+        return tensor_descriptor_type(self.block_type, tl_tuple(self.shape).type, tl_tuple(self.strides).type)
 
     def _window(self, offsets):
         n = len(self.block_shape)

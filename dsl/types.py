@@ -69,3 +69,23 @@ class tuple_type:
 
     def __repr__(self) -> str:
         return "[" + ", ".join(map(str, self.types)) + "]"
+
+
+class tensor_descriptor_type:
+    """The type of a `tl.make_tensor_descriptor` result, with Triton's fields: the block's TileType and
+    the tuple types of the global shape and strides."""
+
+    def __init__(self, block_type: TileType, shape_type: tuple_type, strides_type: tuple_type):
+        self.block_type = block_type
+        self.shape_type = shape_type
+        self.strides_type = strides_type
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, tensor_descriptor_type) and self.block_type == other.block_type
+                and self.shape_type == other.shape_type and self.strides_type == other.strides_type)
+
+    def __hash__(self) -> int:
+        return hash(("tensor_descriptor", self.block_type, hash(self.shape_type), hash(self.strides_type)))
+
+    def __repr__(self) -> str:
+        return f"tensor_descriptor<{self.block_type}>"

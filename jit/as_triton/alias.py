@@ -25,6 +25,7 @@ ALIASES = {
     "triton.language.core": "dsl.core",
     "triton.language.math": "dsl.math",
     "triton.language.random": "dsl.random",
+    "triton.language.standard": "dsl.standard",
     "triton.language.extra": "dsl.extra",
     "triton.language.extra.libdevice": "dsl.libdevice",
     "triton.language.extra.cuda.libdevice": "dsl.libdevice",

@@ -113,3 +113,137 @@ def test_int_argument_at_the_64_bit_limits_is_passed():
     out_u = np.zeros(1, np.uint64)
     _int_kernel[(1,)](out_u, 2**64 - 1)
     assert out_u[0] == 2**64 - 1
+
+
+# -- tl.tuple, tl.slice, tl.standard, tl.tensor_descriptor_type
+
+
+@jit
+def _scale_pair(pair, factor):
+    """Takes a tl.tuple and returns a new one (tuples pass into and out of @jit functions)."""
+    a, b = pair
+    return tl.tuple([a * factor, b + factor])
+
+
+@jit
+def _tuple_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    pair = tl.tuple((tl.load(x_ptr + offs, mask=mask), tl.load(y_ptr + offs, mask=mask)))
+    tl.static_assert(len(pair) == 2)
+    tl.static_assert(pair.type == tl.tuple_type([tl.block_type(tl.float32, [BLOCK])] * 2))
+    tl.static_assert(isinstance(pair[0:1], tl.tuple) and len(pair[0:1]) == 1)
+    scaled = _scale_pair(pair, 3.0)
+    total = tl.zeros([BLOCK], tl.float32)
+    for v in scaled + tl.tuple([pair[1]]):
+        total += v
+    tl.store(out_ptr + offs, total - scaled[0] * pair[1], mask=mask)
+
+
+def test_tuple_is_built_indexed_iterated_passed_and_returned(rng):
+    n = 100
+    x, y = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    out = np.zeros(n, np.float32)
+    _tuple_kernel[(triton_cdiv(n, 32),)](x, y, out, n, BLOCK=32)
+    expected = x.astype(np.float64) * 3 + (y + 3) + y - (x * 3) * y
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_tuple_type_equality_and_fields_as_triton():
+    t = tl.tuple([1, 2.0, tl.int32])
+    assert t == [1, 2.0, tl.int32] and t == (1, 2.0, tl.int32) and t != [1, 2.0]
+    assert isinstance(t, tuple) and len(t) == 3 and t[-1] is tl.int32 and list(t) == t.values
+    assert t.type == tl.tuple_type([tl.constexpr_type(1), tl.constexpr_type(2.0), tl.constexpr_type(tl.int32)])
+    assert hash(t) == hash((1, 2.0, tl.int32))
+    assert type(t[1:]) is tl.tuple and t[1:] == [2.0, tl.int32]
+    assert type(t + (5,)) is tl.tuple and (5,) + t == [5, 1, 2.0, tl.int32]
+    named = tl.tuple([7, 8], type=tl.tuple_type([tl.constexpr_type(7), tl.constexpr_type(8)], ["lo", "hi"]))
+    assert (named.lo, named.hi) == (7, 8)
+    with pytest.raises(AttributeError, match="no attribute or field 'mid'"):
+        _ = named.mid
+    with pytest.raises(TypeError, match="cannot infer the type of element 0"):
+        _ = tl.tuple([object()]).type
+
+
+@jit
+def _slice_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    full = tl.slice(None, None, None)
+    rows = tl.arange(0, M)[full, None]
+    cols = tl.arange(0, N)[None, full]
+    tl.static_assert(isinstance(full, tl.slice))
+    tl.store(out_ptr + rows * N + cols, tl.load(x_ptr + rows * N + cols) * 2)
+
+
+def test_slice_indexes_tensors_as_a_colon_does(rng):
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    out = np.zeros_like(x)
+    _slice_kernel[(1,)](x, out, M=8, N=16)
+    np.testing.assert_array_equal(out, x * 2)
+    assert tl.slice(1, 5, 2) == slice(1, 5, 2) and isinstance(slice(3), tl.slice)
+    assert tl.tuple([4, 5, 6, 7])[tl.slice(1, None, 2)] == [5, 7]
+
+
+@jit
+def _standard_kernel(x_ptr, sum_ptr, max_ptr, argmax_ptr, soft_ptr, flip_ptr, sorted_ptr, n,
+                     ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, BLOCK)[None, :]
+    mask = (cols < n) & (rows < ROWS)
+    x = tl.load(x_ptr + rows * n + cols, mask=mask, other=float("-inf"))
+    tl.store(sum_ptr + tl.arange(0, ROWS), tl.standard.sum(tl.where(mask, x, 0.0), 1))
+    tl.store(max_ptr + tl.arange(0, ROWS), tl.standard.max(x, 1))
+    tl.store(argmax_ptr + tl.arange(0, ROWS), tl.standard.argmax(x, 1))
+    tl.store(soft_ptr + rows * n + cols, tl.standard.softmax(x, 1), mask=mask)
+    tl.store(flip_ptr + rows * BLOCK + cols, tl.standard.flip(x, 1))
+    tl.store(sorted_ptr + rows * 4 + tl.arange(0, 4)[None, :], tl.standard.sort_impl(x, 4, None, 1))
+    tl.static_assert(tl.standard.cdiv(BLOCK, 5) == 7 and tl.standard._log2(BLOCK) == 5)
+    tl.static_assert(tl.standard._is_power_of_two(BLOCK) and not tl.standard._is_power_of_two(BLOCK + 1))
+
+
+def test_standard_module_functions_in_a_kernel(rng):
+    rows, n, block = 4, 27, 32
+    x = rng.standard_normal((rows, n)).astype(np.float32)
+    outs = [np.zeros(rows, np.float32), np.zeros(rows, np.float32), np.zeros(rows, np.int32),
+            np.zeros((rows, n), np.float32), np.zeros((rows, block), np.float32), np.zeros((rows, 4), np.float32)]
+    _standard_kernel[(1,)](x, *outs, n, ROWS=rows, BLOCK=block)
+    total, largest, where, soft, flipped, top4 = outs
+    np.testing.assert_allclose(total, x.sum(1, dtype=np.float64), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(largest, x.max(1))
+    np.testing.assert_array_equal(where, x.argmax(1))
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    np.testing.assert_allclose(soft, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+    padded = np.concatenate([x, np.full((rows, block - n), -np.inf, np.float32)], axis=1)
+    np.testing.assert_array_equal(flipped, padded[:, ::-1])
+    np.testing.assert_array_equal(top4, -np.sort(-x, axis=1)[:, :4])
+    assert tl.standard.sum is tl.sum and tl.standard.zeros_like is tl.zeros_like
+    assert tl.standard.swizzle2d is tl.swizzle2d and tl.standard.interleave is tl.interleave
+
+
+@jit
+def _descriptor_kernel(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    desc = tl.make_tensor_descriptor(x_ptr, [M, N], [N, 1], [BM, BN])
+    tl.static_assert(isinstance(desc.type, tl.tensor_descriptor_type))
+    tl.static_assert(desc.type.block_type == tl.block_type(tl.float32, [BM, BN]))
+    tl.static_assert(len(desc.type.shape_type) == 2 and desc.type.shape_type == desc.type.strides_type)
+    tl.static_assert(desc.type.shape_type[1].dtype == tl.int64 and desc.type.shape_type[1].shape == ())
+    tl.static_assert(desc.type == tl.tensor_descriptor_type(desc.type.block_type, desc.type.shape_type,
+                                                            desc.type.strides_type))
+    tl.static_assert(desc.type != tl.tensor_descriptor_type(tl.block_type(tl.float32, [BM, BN * 2]),
+                                                            desc.type.shape_type, desc.type.strides_type))
+    block = desc.load([tl.program_id(0) * BM, 0])
+    offs = (tl.program_id(0) * BM + tl.arange(0, BM))[:, None] * BN + tl.arange(0, BN)[None, :]
+    tl.store(out_ptr + offs, block + 1)
+
+
+def test_tensor_descriptor_type_of_a_descriptor(rng):
+    m, n = 13, 8
+    x = rng.standard_normal((m, n)).astype(np.float32)
+    out = np.zeros((16, n), np.float32)
+    _descriptor_kernel[(2,)](x, out, m, n, BM=8, BN=8)
+    expected = np.zeros((16, n), np.float32)
+    expected[:m] = x
+    np.testing.assert_array_equal(out, expected + 1)
+
+
+def triton_cdiv(a: int, b: int) -> int:
+    return -(-a // b)

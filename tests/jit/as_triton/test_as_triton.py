@@ -258,3 +258,38 @@ def test_new_triton_names_and_interpreter_error_classes(tmp_path, interpret):
     result = run_as_triton(tmp_path, NEW_NAMES_PROGRAM, env={"TRITON_INTERPRET": interpret})
     assert result.returncode == 0, result.stderr
     assert f"ok {interpret == '1'}" in result.stdout
+
+
+STANDARD_AND_TUPLE_PROGRAM = """
+    import numpy as np
+    import triton
+    import triton.language as tl
+    import triton.language.standard as standard
+    from triton.language.standard import _log2
+
+    import dsl
+
+    @triton.jit
+    def row_max_and_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + tl.program_id(0) * n + offs, mask=offs < n, other=0.0)
+        pair = tl.tuple([standard.max(x, 0), tl.standard.sum(x, 0)])
+        tl.static_assert(_log2(BLOCK) == 6 and isinstance(pair, tl.tuple))
+        for i in tl.static_range(len(pair)):
+            tl.store(out_ptr + tl.program_id(0) * 2 + i, pair[i])
+
+    x = np.random.default_rng(5).standard_normal((3, 50)).astype(np.float32)
+    out = np.zeros((3, 2), np.float32)
+    row_max_and_sum[(3,)](x, out, 50, BLOCK=64)
+    np.testing.assert_allclose(out, np.stack([x.max(1), x.sum(1)], 1), rtol=1e-5, atol=1e-5)
+    assert standard is dsl.standard and tl.tuple is dsl.tuple
+    print("ok")
+"""
+
+
+@pytest.mark.parametrize("interpret", ["0", "1"])
+def test_standard_module_and_tuple_under_triton_names(tmp_path, interpret):
+    """`triton.language.standard` is dsl.standard (its names, and Triton's `_log2`), `tl.tuple` dsl's tuple."""
+    result = run_as_triton(tmp_path, STANDARD_AND_TUPLE_PROGRAM, env={"TRITON_INTERPRET": interpret})
+    assert result.returncode == 0, result.stderr
+    assert "ok" in result.stdout
