@@ -324,8 +324,12 @@ def test_model_only_skips_unsampled_programs_but_records_the_same_model():
     x = RNG.standard_normal(n).astype(np.float32)
     xs = [x.copy() for _ in range(3)]  # fresh inputs each time: no launch finds another's data in the L2
     full_out, partial_out, kept_out = (np.zeros(n, np.float32) for _ in range(3))
+    from simulator.recorder import reset_device_l2
+
+    reset_device_l2()  # both modeled launches start from a cold L2, whatever ran before in this process
     with simulator.profile() as full:
         copy_kernel[(cdiv(n, block),)](xs[0], full_out, n, 1, BLOCK=block, sample=8)
+    reset_device_l2()
     with simulator.profile() as partial, model_only():
         copy_kernel[(cdiv(n, block),)](xs[1], partial_out, n, 1, BLOCK=block, sample=8)
     with simulator.profile(), model_only(run_fully=("copy_kernel",)):
