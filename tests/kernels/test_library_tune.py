@@ -36,8 +36,8 @@ def _rms_key(n_rows, n_cols, dtype=np.float32):
 
 
 def test_table_round_trips_and_lookup_rules(table_dir):
-    entries = [{"key": _rms_key(1, 200), "config": config_table._as_config(AUTOTUNE_CONFIGS[2]).to_dict()},
-               {"key": _rms_key(1, 4096), "config": config_table._as_config(AUTOTUNE_CONFIGS[3]).to_dict()}]
+    entries = [{"key": _rms_key(1, 200), "config": config_table.as_config(AUTOTUNE_CONFIGS[2]).to_dict()},
+               {"key": _rms_key(1, 4096), "config": config_table.as_config(AUTOTUNE_CONFIGS[3]).to_dict()}]
     path = config_table.save("mtt-s5000", {"norm._rmsnorm_kernel": entries}, {"written_by": "test"})
     assert path == table_dir / "mtt-s5000.json"
     loaded = config_table.load("mtt-s5000")["norm._rmsnorm_kernel"]
@@ -52,7 +52,7 @@ def test_table_round_trips_and_lookup_rules(table_dir):
 
 def test_host_function_launches_the_tables_config(table_dir, rng):
     n_rows, n_cols = 37, 200
-    chosen = config_table._as_config(AUTOTUNE_CONFIGS[3])  # ROWS=8: not the first config
+    chosen = config_table.as_config(AUTOTUNE_CONFIGS[3])  # ROWS=8: not the first config
     config_table.save("mtt-s5000", {"norm._rmsnorm_kernel": [{"key": _rms_key(n_rows, n_cols),
                                                               "config": chosen.to_dict()}]}, {})
     x = rng.standard_normal((n_rows, n_cols)).astype(np.float32)
@@ -79,7 +79,7 @@ def test_a_wrong_config_is_reported_and_never_chosen(table_dir, fixture_cases, c
     assert rc == 0
     table = json.loads((table_dir / "mtt-s5000.json").read_text())["kernels"]["tune_fixture.scale_kernel"]
     assert [e["key"]["values"] for e in table] == [{"n": 300_007}, {"n": 900_007}]
-    bad = config_table._as_config(tune_fixture.AUTOTUNE_CONFIGS[2]).to_dict()
+    bad = config_table.as_config(tune_fixture.AUTOTUNE_CONFIGS[2]).to_dict()
     assert all(e["config"] != bad for e in table)
     assert "config 2 rejected: tune.scale n=1000: max err" in out
     report = (table_dir / "mtt-s5000.report.md").read_text()
