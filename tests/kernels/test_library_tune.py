@@ -106,3 +106,33 @@ def test_ops_filters_kernels_and_the_table_keeps_the_rest(table_dir, capsys):
     with pytest.raises(SystemExit, match="no autotuned kernel matches --ops 'nothing'"):
         libtune.main(["--models", "tiny", "--decode", "2", "--prefill", "0", "--ops", "nothing",
                       "--table-dir", str(table_dir)])
+
+
+
+def test_attention_launches_the_tables_config_and_keeps_its_default(table_dir, rng):
+    """A family that picked its own default before (attention: default_config by head dim) now takes the table's
+    pick, and its own default, not the first config, when the table has none."""
+    from jit.autotune import capture_launches
+    from kernels.attention import AUTOTUNE_CONFIGS as ATTN
+    from kernels.attention import attention, attention_fwd_tuned, attention_reference
+
+    B, S, H, Hkv, D = 1, 37, 4, 2, 16  # 37 queries: not a multiple of any BLOCK_M
+    q, k, v = (rng.standard_normal((B, S, h, D)).astype(np.float32) for h in (H, Hkv, Hkv))
+    with capture_launches() as launches:  # how kernels.tune sees the launch, and the key it tunes it under
+        attention(q, k, v)
+    assert [config_table.kernel_id(launch.kernel) for launch in launches] == ["attention.attention_fwd_kernel"]
+    key = config_table.shape_key(launches[0].kernel, launches[0].args, launches[0].kwargs)
+    config_table.save("mtt-s5000", {"attention.attention_fwd_kernel": [{"key": key, "config": ATTN[4].to_dict()}]},
+                      {})
+    with simulator.machine("mtt-s5000"), simulator.profile() as prof:
+        got = attention(q, k, v)
+    assert config_table.last_pick(attention_fwd_tuned) == config_table.EXACT
+    assert (prof.launches[-1].constexprs["BLOCK_M"], prof.launches[-1].constexprs["BLOCK_N"]) == (32, 32)
+    np.testing.assert_allclose(got, attention_reference(q, k, v), rtol=1e-5, atol=1e-5)
+    with simulator.machine("h200"), simulator.profile() as prof:  # no table: attention's own default (64x64)
+        attention(q, k, v)
+    assert config_table.last_pick(attention_fwd_tuned) == config_table.DEFAULT
+    assert (prof.launches[-1].constexprs["BLOCK_M"], prof.launches[-1].constexprs["BLOCK_N"]) == (64, 64)
+    wide = attention_fwd_tuned.named_args((), {"head_dim": 160})  # above 128 its default is 32-key blocks
+    assert config_table.default_config(attention_fwd_tuned, ATTN, (), {"head_dim": 160}) == ATTN[1]
+    assert attention_fwd_tuned.default_rule(wide) == ATTN[1]
