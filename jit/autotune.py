@@ -283,6 +283,8 @@ class Autotuner(KernelWrapper):
         self.cache_results = cache_results
         self.objective = objective
         self.model_top_k = model_top_k
+        # the config an untuned launch runs (under capture_launches), from the named arguments; None: the first
+        self.default_rule: Callable[[Mapping[str, object]], Config] | None = None
         self.cache: dict[tuple, Config] = {}
         self.records_by_key: dict[tuple, list[TuningRecord]] = {}
         self.best_config: Config | None = None
@@ -325,11 +327,18 @@ class Autotuner(KernelWrapper):
             config.pre_hook(self.named_args(args, full))
         return self.fn.run(*args, grid=grid, **full)
 
+    def default_config(self, args: tuple, kwargs: Mapping[str, object]) -> Config:
+        """The config an untuned launch of these arguments runs: `default_rule`'s, else the first."""
+        if self.default_rule is None:
+            return self.configs[0]
+        return self.default_rule(self.named_args(tuple(args), dict(kwargs)))
+
     def _run_captured(self, args, kwargs, grid):
-        """Inside capture_launches(): run the first config untuned and record the launch."""
+        """Inside capture_launches(): run the default config untuned and record the launch."""
         before = tuple(strided_copy(a) if isinstance(a, np.ndarray) else a for a in args)
         kw_before = {k: (strided_copy(v) if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
-        result = self.fn.run(*args, grid=grid, **self._launch_kwargs(kwargs, self.configs[0]))
+        config = self.default_config(args, kwargs)
+        result = self.fn.run(*args, grid=grid, **self._launch_kwargs(kwargs, config))
         live = self.named_args(args, kwargs)
         old = self.named_args(before, kw_before)
         changed = [n for n, v in live.items() if isinstance(v, np.ndarray) and not _same_contents(v, old[n])]
@@ -532,7 +541,7 @@ _CAPTURED: list[CapturedLaunch] | None = None
 
 @contextlib.contextmanager
 def capture_launches() -> Iterator[list[CapturedLaunch]]:
-    """Inside the block, autotuned kernels run their first config without tuning, and each launch is
+    """Inside the block, autotuned kernels run their default config without tuning, and each launch is
     recorded: how wavetile-tune turns a call of a library host function into a sweep problem."""
     global _CAPTURED
     previous, _CAPTURED = _CAPTURED, []

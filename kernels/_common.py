@@ -11,6 +11,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from jit import Config
 from jit.autotune import capturing
 from kernels import config_table
 
@@ -63,16 +64,33 @@ def random_array(rng: np.random.Generator, shape, dtype, scale: float = 1.0, off
 
 
 def launch(kernel, tuned_kernel, configs, grid, args, config: dict | None = None, tune: bool = False, **meta) -> None:
-    """Launch the plain `kernel` with `config` (default: this machine's config table's pick for the launch's
-    shape, else the first of its AUTOTUNE_CONFIGS; see kernels.config_table), or, with `tune=True`, the
-    `@autotune` wrapper, which scores every config on the first call per key and caches the choice. `grid` is a
-    callable of the meta-parameters, so it serves both. While wavetile-tune captures launches
-    (jit.autotune.capturing), an unconfigured call launches the wrapper, which it then sweeps."""
+    """Launch the plain `kernel` with the config `resolve` gives, or, with `tune=True`, the `@autotune` wrapper,
+    which scores every config on the first call per key and caches the choice. `grid` is a callable of the
+    meta-parameters, so it serves both."""
+    chosen = resolve(tuned_kernel, configs, args, meta, config, tune)
+    if chosen is None:
+        tuned_kernel[grid](*args, **meta)
+    else:
+        kernel[grid](*args, **meta, **chosen.all_kwargs())
+
+
+def resolve(tuned_kernel, configs, args, meta: dict, config=None, tune: bool = False) -> Config | None:
+    """The config a host function launches its kernel with: `config` when given (a Config or one of the
+    AUTOTUNE_CONFIGS dicts), else this machine's config table's pick for the launch's shape, else the family's
+    untuned default (kernels.config_table). None means: launch the `@autotune` wrapper instead, because
+    `tune=True` (or config="auto") asked for tuning, or because wavetile-tune captures launches
+    (jit.autotune.capturing) and an unconfigured call is what it sweeps. Every autotuned family goes through
+    here, so the capture sees all their launches and the table steers all of them."""
+    if isinstance(config, str) and config == "auto":
+        config, tune = None, True
     if tune or (config is None and capturing()):
         if config is not None:
             raise ValueError("pass either config or tune=True, not both")
-        tuned_kernel[grid](*args, **meta)
-    else:
-        if config is None:
-            config = config_table.pick(tuned_kernel, configs, args, meta).all_kwargs()
-        kernel[grid](*args, **meta, **dict(config))
+        return None
+    if config is None:
+        return config_table.pick(tuned_kernel, configs, args, meta)
+    if isinstance(config, Config):
+        return config
+    if isinstance(config, dict):
+        return config_table.as_config(config)
+    raise ValueError(f"config must be a jit Config, a dict of AUTOTUNE_CONFIGS' form, None or 'auto', got {config!r}")

@@ -21,6 +21,9 @@ import numpy as np
 
 import dsl as tl
 from jit import Config, autotune, cdiv, jit, next_power_of_2
+from kernels import config_table
+from kernels._common import resolve
+from kernels.config_table import with_default
 from kernels.registry import Case, register
 
 LOG2E = 1.4426950408889634
@@ -129,8 +132,9 @@ def attention_fwd_kernel(q_ptr, k_ptr, v_ptr, gate_ptr, out_ptr, lse_ptr, visite
 _NO_COUNTS = np.zeros(1, dtype=np.int32)  # the counter argument when no counts are asked for (never written)
 
 # Tuned once per head shape and mask kind (not per length: a sweep compiles every config), on modeled time.
-attention_fwd_tuned = autotune(configs=AUTOTUNE_CONFIGS, key=["head_dim", "group", "causal", "HAS_GATE"])(
-    attention_fwd_kernel)
+attention_fwd_tuned = with_default(
+    autotune(configs=AUTOTUNE_CONFIGS, key=["head_dim", "group", "causal", "HAS_GATE"])(attention_fwd_kernel),
+    lambda named: default_config(int(named["head_dim"])))
 
 
 # ----------------------------------------------------------------------------------------------- host
@@ -147,7 +151,8 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, gate: np.ndarray | No
     so Qwen3.5's interleaved q|gate projection can be passed as two views. Returns out (q's dtype,
     [B, Sq, H, D]) and, with return_lse, the natural-log LSE as fp32 [B, H, Sq]. `visited`, an int32
     array of cdiv(Sq, BLOCK_M) * H * B entries, receives the number of key blocks each program computed.
-    config: a Config of AUTOTUNE_CONFIGS' form, None for default_config, or "auto" to tune on first use.
+    config: a Config of AUTOTUNE_CONFIGS' form, None for the machine's config table's pick (kernels.config_table;
+    default_config when it has none), or "auto" to tune on first use.
     fp32 inputs use exact fp32 dots unless precision="tf32". `launch` adds launch options (machine=...,
     sample=False for exact simulator counters of a profiled launch). `out`: an array of the output's shape and
     dtype (any strides, head dimension contiguous) to write into instead of a new one, e.g. a sequence's rows of
@@ -159,26 +164,33 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, gate: np.ndarray | No
     batch, seq_q, heads, dim = q.shape
     seq_k, kv_heads = k.shape[1], k.shape[2]
     window = _check_mask_args(seq_k, causal, window, n_sink, prefix)
-    tuned = isinstance(config, str) and config == "auto"
-    cfg = None if tuned else (config or default_config(dim))
-    if not tuned and not isinstance(cfg, Config):
+    if not (config is None or isinstance(config, Config) or (isinstance(config, str) and config == "auto")):
         raise ValueError(f"config must be a jit Config, None or 'auto', got {config!r}")
     out = _output(out, (batch, seq_q, heads, dim), q.dtype, squeeze)
     lse = np.empty((batch, heads, seq_q), dtype=np.float32)  # always written: 1/D of the output's bytes
+    counts = _NO_COUNTS if visited is None else visited
+    args = (q, k, v, q if gate is None else gate, out, lse, counts,
+            *_strides(q), *_strides(k), *_strides(v), *_strides(q if gate is None else gate), *_strides(out),
+            seq_q, seq_k, heads, heads // kv_heads, dim, float((dim ** -0.5 if scale is None else scale) * LOG2E),
+            window, min(n_sink, seq_k), min(prefix, seq_k), int(causal), int(visited is not None))
+    meta = dict(BLOCK_D=max(16, next_power_of_2(dim)), HAS_GATE=gate is not None,
+                PRECISION=_precision(q.dtype, precision), **(launch or {}))
+    # a counts array is sized by the config's BLOCK_M, so it pins the config (the table's pick, not a capture)
+    if visited is not None and config is None:
+        cfg = config_table.pick(attention_fwd_tuned, AUTOTUNE_CONFIGS, args, meta)
+    else:
+        cfg = resolve(attention_fwd_tuned, AUTOTUNE_CONFIGS, args, meta, config)
     if visited is not None:
-        programs = (0 if tuned else cdiv(seq_q, cfg.kwargs["BLOCK_M"])) * heads * batch
-        if tuned or visited.dtype != np.int32 or visited.size != programs:
+        programs = (0 if cfg is None else cdiv(seq_q, cfg.kwargs["BLOCK_M"])) * heads * batch
+        if cfg is None or visited.dtype != np.int32 or visited.size != programs:
             raise ValueError(f"visited must be int32 with {programs} entries (not with config='auto'), got "
                              f"{visited.dtype} {visited.shape}")
     if seq_q:
-        kernel = attention_fwd_tuned if tuned else attention_fwd_kernel
-        kernel[lambda meta: (cdiv(seq_q, meta["BLOCK_M"]), heads, batch)](
-            q, k, v, q if gate is None else gate, out, lse, _NO_COUNTS if visited is None else visited,
-            *_strides(q), *_strides(k), *_strides(v), *_strides(q if gate is None else gate), *_strides(out),
-            seq_q, seq_k, heads, heads // kv_heads, dim, float((dim ** -0.5 if scale is None else scale) * LOG2E),
-            window, min(n_sink, seq_k), min(prefix, seq_k), int(causal), int(visited is not None),
-            BLOCK_D=max(16, next_power_of_2(dim)), HAS_GATE=gate is not None, PRECISION=_precision(q.dtype, precision),
-            **({} if tuned else cfg.all_kwargs()), **(launch or {}))
+        grid = lambda meta: (cdiv(seq_q, meta["BLOCK_M"]), heads, batch)  # noqa: E731
+        if cfg is None:
+            attention_fwd_tuned[grid](*args, **meta)
+        else:
+            attention_fwd_kernel[grid](*args, **meta, **cfg.all_kwargs())
     if squeeze:
         out, lse = out[0], lse[0]
     return (out, lse) if return_lse else out

@@ -11,8 +11,10 @@ Lookup rules (in this order):
 2. nearest: among entries with the same dtypes and the same non-integer key values, the one whose
    integer key values are closest in log2 (sum over the values of |log2 a - log2 b|; ties go to the
    first entry in the file, which is sorted), so decode at M=3 takes the M=2 or M=4 pick;
-3. default: the first config of the kernel's AUTOTUNE_CONFIGS (also when the table's config is not one of
-   them any more, or the kernel's config pruning rejects it for these arguments).
+3. default: the family's own untuned choice, the @autotune wrapper's `default_rule` when it has one (attention
+   and paged decode take a smaller key block above head dim 128), else the first of its AUTOTUNE_CONFIGS (also
+   when the table's config is not one of them any more, or the kernel's config pruning rejects it for these
+   arguments). `python -m kernels.tune` measures its gains against the same default.
 `last_pick(kernel)` says which rule the last launch used, `pick_counts()` how often each rule answered.
 """
 
@@ -23,7 +25,7 @@ import contextlib
 import functools
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +34,7 @@ import simulator
 from jit import Config
 
 TABLE_DIR = Path(__file__).resolve().parent / "configs"
-EXACT, NEAREST, DEFAULT, FORCED = "table (exact)", "table (nearest)", "default (first config)", "forced"
+EXACT, NEAREST, DEFAULT, FORCED = "table (exact)", "table (nearest)", "default (untuned choice)", "forced"
 
 _FORCED: dict[str, Config] = {}
 _LAST: dict[str, str] = {}
@@ -107,7 +109,7 @@ def lookup(entries: Sequence[dict], key: Mapping) -> tuple[dict | None, str]:
 def pick(tuned, configs: Sequence, args: Sequence, meta: Mapping[str, object]) -> Config:
     """The config a host function launches `tuned`'s kernel with when the caller gave none (see the rules)."""
     name = kernel_id(tuned)
-    candidates = [c if isinstance(c, Config) else _as_config(c) for c in configs]
+    candidates = [c if isinstance(c, Config) else as_config(c) for c in configs]
     if name in _FORCED:
         _LAST[name] = FORCED
         return _FORCED[name]
@@ -121,7 +123,22 @@ def pick(tuned, configs: Sequence, args: Sequence, meta: Mapping[str, object]) -
             return candidates[candidates.index(chosen)]
     _LAST[name] = DEFAULT
     _COUNTS[DEFAULT] += 1
-    return candidates[0]
+    return default_config(tuned, candidates, args, meta)
+
+
+def default_config(tuned, configs: Sequence, args: Sequence, meta: Mapping[str, object]) -> Config:
+    """The config a launch of `tuned` takes when the table has none: its `default_rule`'s (if among `configs`),
+    else the first of `configs`."""
+    candidates = [c if isinstance(c, Config) else as_config(c) for c in configs]
+    chosen = tuned.default_config(tuple(args), dict(meta))
+    return candidates[candidates.index(chosen)] if chosen in candidates else candidates[0]
+
+
+def with_default(tuned, rule: Callable[[Mapping[str, object]], Config]):
+    """Give the @autotune kernel `tuned` its family's untuned choice, `rule(named arguments) -> Config`: what
+    `pick` falls back to, capture runs and `python -m kernels.tune` measures gains against. Returns `tuned`."""
+    tuned.default_rule = rule
+    return tuned
 
 
 def last_pick(tuned_or_id) -> str | None:
@@ -177,7 +194,7 @@ def _distance(a: Mapping, b: Mapping) -> float:
     return total
 
 
-def _as_config(d: Mapping[str, object]) -> Config:
+def as_config(d: Mapping[str, object]) -> Config:
     options = ("num_warps", "num_stages")
     return Config({k: v for k, v in d.items() if k not in options}, **{k: d[k] for k in options if k in d})
 

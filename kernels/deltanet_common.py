@@ -7,8 +7,7 @@ from ml_dtypes import bfloat16
 
 import dsl as tl
 from jit import Config, jit
-from jit.autotune import capturing
-from kernels import config_table
+from kernels._common import resolve
 
 ACTIVATION_DTYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(bfloat16))
 
@@ -138,7 +137,7 @@ class ConfiguredLaunch:
         return lambda *args, **meta: self._launch(grid, args, meta)
 
     def _launch(self, grid, args: tuple, meta: dict):
-        if self.config == "auto" or (self.config is None and capturing()):
+        config = resolve(self.tuned_kernel, self.configs, args, meta, self.config)
+        if config is None:
             return self.tuned_kernel[grid](*args, **meta)
-        config = self.config or config_table.pick(self.tuned_kernel, self.configs, args, meta)
         return self.kernel[grid](*args, **meta, **config.all_kwargs())

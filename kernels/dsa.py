@@ -23,15 +23,17 @@ import numpy as np
 
 import dsl as tl
 from jit import cdiv, jit, next_power_of_2
-from kernels._common import BF16, dtype_name, float_array, random_array
+from kernels._common import BF16, dtype_name, float_array, launch, random_array
 from kernels.registry import Case, register
+from kernels.tuning import tuned
 
 KV_BLOCK = 64  # tokens per block in the block variant (the indexer K cache's page size in vLLM / DeepGEMM)
 MAX_TOPK = 2048
 _LOG2E = 1.4426950408889634
 _INVALID_KEY = tl.constexpr(-(2**63))  # sort key of a slot that holds nothing (masked or past the row)
 
-# First entry is the default; the others are the autotuner's search space.
+# First entry is the default (the config table, kernels.config_table, may pick another); the others are the
+# autotuner's search space.
 # Indexer tiles are BLOCK_T·H_I rows of fp32 q: with 64 index heads of 128 dims one query's rows already take
 # 32 KiB, so larger BLOCK_T only fits the 192 KiB of shared memory with fewer stages or narrower key tiles.
 INDEXER_AUTOTUNE_CONFIGS = [
@@ -225,6 +227,13 @@ def _sparse_attention_kernel(q_ptr, k_ptr, v_ptr, idx_ptr, cnt_ptr, lens_ptr, ou
              mask=(g < G)[:, None])
 
 
+# The indexer and the token-sparse attention launch the config table's pick (kernels.config_table; the first
+# config without one). A key tile must hold whole blocks of a block-wise index (UNIT tokens).
+_indexer_tuned = tuned(_indexer_kernel, INDEXER_AUTOTUNE_CONFIGS, key=["T", "S", "H", "D", "UNIT"],
+                       keep=lambda cfg, args: cfg["BLOCK_S"] >= args["UNIT"])
+_sparse_attention_tuned = tuned(_sparse_attention_kernel, ATTENTION_AUTOTUNE_CONFIGS, key=["G", "D", "n_idx"])
+
+
 # ----------------------------------------------------------------------------------------------- host side
 def _check_unit(block_size: int) -> int:
     if block_size not in (1, KV_BLOCK):
@@ -273,13 +282,10 @@ def lightning_indexer(q_index: np.ndarray, weights: np.ndarray, k_index: np.ndar
     if not 0 < T <= S:
         raise ValueError(f"need 0 < queries <= keys, got {T} queries and {S} keys")
     out = np.empty((T, cdiv(S, unit)), np.float32)
-    cfg = INDEXER_AUTOTUNE_CONFIGS[0]
-    block_s = max(cfg["BLOCK_S"], unit)
-    grid = (cdiv(T, cfg["BLOCK_T"]), cdiv(S, block_s))
-    _indexer_kernel[grid](q_index, weights, k_index, out, T, S, S - T, prefix_len,
-                          q_index.strides[0] // q_index.itemsize, q_index.strides[1] // q_index.itemsize,
-                          H, D, out.shape[1], H=H, D=D, UNIT=unit, BLOCK_T=cfg["BLOCK_T"], BLOCK_S=block_s,
-                          num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    args = (q_index, weights, k_index, out, T, S, S - T, prefix_len,
+            q_index.strides[0] // q_index.itemsize, q_index.strides[1] // q_index.itemsize, H, D, out.shape[1])
+    launch(_indexer_kernel, _indexer_tuned, INDEXER_AUTOTUNE_CONFIGS,
+           lambda m: (cdiv(T, m["BLOCK_T"]), cdiv(S, m["BLOCK_S"])), args, None, H=H, D=D, UNIT=unit)
     return out
 
 
@@ -327,19 +333,22 @@ def _launch_attention(q, k, v, idx, counts, lens, out, S, pos0, prefix_len, unit
     H, D = q.shape[1:]
     Hkv = k.shape[-2]
     G = H // Hkv
-    block_n = unit if unit > 1 else ATTENTION_AUTOTUNE_CONFIGS[0]["BLOCK_N"]
     scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
     e = q.itemsize
     kb = k.strides[0] // e if decode else 0
     vb = v.strides[0] // e if decode else 0
-    _sparse_attention_kernel[(q.shape[0], Hkv)](
-        q, k, v, idx, counts if counts is not None else idx, lens if lens is not None else idx, out,
-        S, pos0, prefix_len, idx.shape[1], scale * _LOG2E,
-        q.strides[0] // e, q.strides[1] // e, kb, k.strides[-3] // e, k.strides[-2] // e,
-        vb, v.strides[-3] // e, v.strides[-2] // e, idx.shape[1], out.strides[0] // e, out.strides[1] // e,
-        G=G, GP=max(next_power_of_2(G), 1), D=D, UNIT=unit, BLOCK_N=block_n, HAS_COUNTS=counts is not None,
-        DECODE=decode, PRECISION="ieee" if q.dtype == np.float32 else "tf32",
-        num_warps=ATTENTION_AUTOTUNE_CONFIGS[0]["num_warps"])
+    args = (q, k, v, idx, counts if counts is not None else idx, lens if lens is not None else idx, out,
+            S, pos0, prefix_len, idx.shape[1], scale * _LOG2E,
+            q.strides[0] // e, q.strides[1] // e, kb, k.strides[-3] // e, k.strides[-2] // e,
+            vb, v.strides[-3] // e, v.strides[-2] // e, idx.shape[1], out.strides[0] // e, out.strides[1] // e)
+    meta = dict(G=G, GP=max(next_power_of_2(G), 1), D=D, UNIT=unit, HAS_COUNTS=counts is not None, DECODE=decode,
+                PRECISION="ieee" if q.dtype == np.float32 else "tf32")
+    if unit > 1:  # block-sparse: a key tile is one selected block, so the first config's warps and no tuning
+        _sparse_attention_kernel[(q.shape[0], Hkv)](*args, **meta, BLOCK_N=unit,
+                                                    num_warps=ATTENTION_AUTOTUNE_CONFIGS[0]["num_warps"])
+    else:
+        launch(_sparse_attention_kernel, _sparse_attention_tuned, ATTENTION_AUTOTUNE_CONFIGS,
+               lambda m: (q.shape[0], Hkv), args, None, **meta)
     return out
 
 

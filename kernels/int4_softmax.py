@@ -36,10 +36,11 @@ from __future__ import annotations
 import numpy as np
 
 import dsl as tl
-from jit import cdiv, jit
-from kernels._common import BF16, int_array
+from jit import Config, cdiv, jit
+from kernels._common import BF16, int_array, resolve
+from kernels.config_table import with_default
 from kernels.registry import Case, register
-from kernels.tuning import tuned
+from kernels.tuning import as_configs, tuned
 
 AUTOTUNE_CONFIGS = [{"BLOCK": 1024, "num_warps": 4}, {"BLOCK": 256, "num_warps": 2},
                     {"BLOCK": 4096, "num_warps": 8}]  # BLOCK: columns per chunk of a row
@@ -127,8 +128,16 @@ def int4_softmax_kernel(codes_ptr, scales_ptr, zeros_ptr, lengths_ptr, out_ptr, 
         tl.store(pscale_ptr + row, 1.0 / (15.0 * total))
 
 
-int4_softmax_kernel_tuned = tuned(int4_softmax_kernel, AUTOTUNE_CONFIGS, key=["n_cols", "n_groups"],
-                                  keep=lambda cfg, args: cfg["BLOCK"] >= args["G"])
+def _whole_groups(config: Config, group_size: int) -> Config:
+    """`config` with a chunk of whole quantisation groups."""
+    kwargs = {**config.kwargs, "BLOCK": max(config.kwargs["BLOCK"], group_size)}
+    return Config(kwargs, num_warps=config.num_warps, num_stages=config.num_stages)
+
+
+int4_softmax_kernel_tuned = with_default(
+    tuned(int4_softmax_kernel, AUTOTUNE_CONFIGS, key=["n_cols", "n_groups"],
+          keep=lambda cfg, args: cfg["BLOCK"] >= args["G"]),
+    lambda named: _whole_groups(as_configs(AUTOTUNE_CONFIGS[:1])[0], int(named["G"])))  # the first, fitted
 
 
 def quantize_logits_int4(x: np.ndarray, group_size: int = 32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -202,7 +211,8 @@ def int4_softmax(codes: np.ndarray, scales: np.ndarray, zeros: np.ndarray | None
                  out_dtype=np.float32, return_codes: bool = False, config: dict | None = None, tune: bool = False,
                  lengths: np.ndarray | None = None) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Row softmax of integer-coded logits (module docstring); probs in out_dtype (fp32, fp16 or bf16).
-    `config`: one of AUTOTUNE_CONFIGS (default the first); `tune=True` lets the autotuner choose."""
+    `config`: one of AUTOTUNE_CONFIGS (default: the machine's config table, kernels.config_table, else the first);
+    `tune=True` lets the autotuner choose."""
     lengths = _check(codes, scales, zeros, lengths, n_cols, group_size)
     out_dtype = np.dtype(out_dtype)
     if out_dtype not in TOLERANCE:
@@ -216,12 +226,11 @@ def int4_softmax(codes: np.ndarray, scales: np.ndarray, zeros: np.ndarray | None
             lengths, probs, pcodes, pscale, n_cols, codes.shape[1], scales.shape[1])
     meta = {"G": group_size, "PACKED": codes.dtype == np.uint8, "HAS_ZEROS": zeros is not None,
             "WRITE_CODES": return_codes}
-    if R and tune:
+    chosen = resolve(int4_softmax_kernel_tuned, AUTOTUNE_CONFIGS, args, meta, config, tune)
+    if R and chosen is None:
         int4_softmax_kernel_tuned[(R,)](*args, **meta)
     elif R:
-        cfg = dict(config or AUTOTUNE_CONFIGS[0])
-        cfg["BLOCK"] = max(cfg["BLOCK"], group_size)  # whole groups per chunk
-        int4_softmax_kernel[(R,)](*args, **meta, **cfg)
+        int4_softmax_kernel[(R,)](*args, **meta, **_whole_groups(chosen, group_size).all_kwargs())
     return (probs, pcodes, pscale) if return_codes else probs
 
 

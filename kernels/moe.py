@@ -24,8 +24,9 @@ import numpy as np
 
 import dsl as tl
 from jit import cdiv, jit, next_power_of_2
-from kernels._common import BF16, dtype_name, float_array, random_array
+from kernels._common import BF16, dtype_name, float_array, launch, random_array
 from kernels.registry import Case, register
+from kernels.tuning import tuned
 
 MAX_EXPERTS = 1024
 _TOPK_SLOTS = 16  # the router holds up to this many choices per token; one compiled kernel serves every k
@@ -210,6 +211,14 @@ def _combine_kernel(y_ptr, pos_ptr, shared_ptr, row_w_ptr, out_ptr, M, hidden, t
     tl.store(out_ptr + m[:, None] * hidden + h[None, :], acc.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+# Tuned per batch and router shape (kernels.tune sweeps it at the model's shapes; the table steers moe_router).
+_router_kernel_tuned = tuned(_router_kernel, ROUTER_AUTOTUNE_CONFIGS, key=["M", "E", "K"])
+# The expert GEMMs are tuned only for DIRECT launches (the shared expert): a grouped launch's BLOCK_M is fixed by
+# the moe_align plan it reads (see _launch_rows), so `direct` is part of the key.
+_grouped_swiglu_tuned = tuned(_grouped_swiglu_kernel, AUTOTUNE_CONFIGS, key=["numel", "N", "K", "direct"])
+_grouped_down_tuned = tuned(_grouped_down_kernel, AUTOTUNE_CONFIGS, key=["numel", "N", "K", "direct"])
+
+
 # ----------------------------------------------------------------------------------------------- host side
 def _precision(dtype) -> str:
     return "ieee" if np.dtype(dtype) == np.float32 else "tf32"
@@ -221,11 +230,13 @@ def _check_topk(k: int, E: int) -> None:
                          f"experts), got {k}")
 
 
-def moe_router(x: np.ndarray, w_router: np.ndarray, k: int, w_shared_gate: np.ndarray | None = None
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def moe_router(x: np.ndarray, w_router: np.ndarray, k: int, w_shared_gate: np.ndarray | None = None, *,
+               config: dict | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(topk_weights [M, k] fp32 renormalised, topk_ids [M, k] int32 descending, shared gate [M] fp32 or None).
 
     x [M, hidden], w_router [E, hidden] (nn.Linear layout), w_shared_gate [hidden]; logits accumulate in fp32.
+    `config`: one of ROUTER_AUTOTUNE_CONFIGS (default: the machine's config table, kernels.config_table, else the
+    first) or "auto" to tune on first use.
     """
     x = float_array(x, "x", ndim=2)
     w_router = float_array(w_router, "w_router", ndim=2)
@@ -243,11 +254,10 @@ def moe_router(x: np.ndarray, w_router: np.ndarray, k: int, w_shared_gate: np.nd
     weights = np.empty((M, k), np.float32)
     ids = np.empty((M, k), np.int32)
     gate = np.empty(M, np.float32) if has_shared else None
-    cfg = ROUTER_AUTOTUNE_CONFIGS[0]
-    _router_kernel[(cdiv(M, cfg["BLOCK_M"]),)](
-        x, w_router, w_shared_gate if has_shared else x, weights, ids, gate if has_shared else weights, M, E, K, k,
-        TOPK_P=_TOPK_SLOTS, HAS_SHARED=has_shared, PRECISION=_precision(x.dtype),
-        BLOCK_M=cfg["BLOCK_M"], BLOCK_E=next_power_of_2(E), BLOCK_K=cfg["BLOCK_K"], num_warps=cfg["num_warps"])
+    args = (x, w_router, w_shared_gate if has_shared else x, weights, ids, gate if has_shared else weights, M, E, K, k)
+    launch(_router_kernel, _router_kernel_tuned, ROUTER_AUTOTUNE_CONFIGS, lambda meta: (cdiv(M, meta["BLOCK_M"]),),
+           args, config, TOPK_P=_TOPK_SLOTS, HAS_SHARED=has_shared, PRECISION=_precision(x.dtype),
+           BLOCK_E=next_power_of_2(E))
     return weights, ids, gate
 
 
@@ -340,10 +350,9 @@ def moe_grouped_swiglu(a: np.ndarray, w1: np.ndarray, sorted_ids: np.ndarray | N
     w1 = np.ascontiguousarray(w1)
     N = w1.shape[-2] // 2
     h = np.empty((R, N), a.dtype)
-    grid = (cdiv(R, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
-    _grouped_swiglu_kernel[grid](a, w1, _NONE if direct else sorted_ids, _NONE if direct else expert_ids, h,
-                                 numel, N, K, int(direct), PRECISION=_precision(a.dtype), BLOCK_M=cfg["BLOCK_M"],
-                                 BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"], num_warps=cfg["num_warps"])
+    args = (a, w1, _NONE if direct else sorted_ids, _NONE if direct else expert_ids, h, numel, N, K, int(direct))
+    _launch_rows(_grouped_swiglu_kernel, _grouped_swiglu_tuned, direct, config, cfg, R, N, args,
+                 PRECISION=_precision(a.dtype))
     return h
 
 
@@ -363,11 +372,25 @@ def moe_grouped_down(h: np.ndarray, w2: np.ndarray, sorted_ids: np.ndarray | Non
     w2 = np.ascontiguousarray(w2)
     N = w2.shape[-2]
     y = np.empty((R, N), np.float32)
-    grid = (cdiv(R, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
-    _grouped_down_kernel[grid](h, w2, _NONE if direct else sorted_ids, _NONE if direct else expert_ids, row_weights, y,
-                               numel, N, K, int(direct), PRECISION=_precision(h.dtype), BLOCK_M=cfg["BLOCK_M"],
-                               BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"], num_warps=cfg["num_warps"])
+    args = (h, w2, _NONE if direct else sorted_ids, _NONE if direct else expert_ids, row_weights, y, numel, N, K,
+            int(direct))
+    _launch_rows(_grouped_down_kernel, _grouped_down_tuned, direct, config, cfg, R, N, args,
+                 PRECISION=_precision(h.dtype))
     return y
+
+
+def _launch_rows(kernel, tuned_kernel, direct: bool, config: dict | None, cfg: dict, R: int, N: int, args: tuple,
+                 **meta) -> None:
+    """A DIRECT launch (rows are tokens) takes its config like every autotuned kernel (kernels._common.launch: the
+    config table's pick when `config` is None); a grouped one runs `cfg`, whose BLOCK_M moe_align padded the
+    rows to, so no other block height is valid for it."""
+    if direct:
+        launch(kernel, tuned_kernel, AUTOTUNE_CONFIGS, lambda m: (cdiv(R, m["BLOCK_M"]), cdiv(N, m["BLOCK_N"])),
+               args, config, **meta)
+        return
+    kernel[(cdiv(R, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))](
+        *args, **meta, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"],
+        num_warps=cfg["num_warps"])
 
 
 def moe_combine(y: np.ndarray, positions: np.ndarray, shared: np.ndarray | None, out_dtype,
@@ -419,9 +442,9 @@ def moe_forward(x: np.ndarray, w_router: np.ndarray, w1: np.ndarray, w2: np.ndar
     h = moe_grouped_swiglu(plan["x_perm"], w1, plan["sorted_ids"], plan["expert_ids"], numel, cfg)
     y = moe_grouped_down(h, w2, plan["sorted_ids"], plan["expert_ids"], plan["sorted_weights"], numel, cfg)
     shared = None
-    if has_shared:
-        hs = moe_grouped_swiglu(x, shared_w1, None, None, M, cfg)
-        shared = moe_grouped_down(hs, shared_w2, None, None, gate, M, cfg)
+    if has_shared:  # the shared expert's DIRECT launches take `config` as given (None: the config table's pick)
+        hs = moe_grouped_swiglu(x, shared_w1, None, None, M, config)
+        shared = moe_grouped_down(hs, shared_w2, None, None, gate, M, config)
     return moe_combine(y, plan["positions"], shared, x.dtype)
 
 

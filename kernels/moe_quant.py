@@ -104,8 +104,8 @@ def moe_forward_quantized(x: np.ndarray, w_router: np.ndarray, w1, w2, k: int, *
     y = _expert_gemm(h, w2, used, offsets)
     shared = None
     if has_shared:
-        hs = moe_grouped_swiglu(x, shared_w1, None, None, M, cfg)
-        shared = moe_grouped_down(hs, shared_w2, None, None, gate, M, cfg)
+        hs = moe_grouped_swiglu(x, shared_w1, None, None, M)  # DIRECT launches: the config table's pick
+        shared = moe_grouped_down(hs, shared_w2, None, None, gate, M)
     return moe_combine(y, plan["positions"], shared, x.dtype, row_weights=plan["sorted_weights"])
 
 

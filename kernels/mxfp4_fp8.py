@@ -41,7 +41,7 @@ import numpy as np
 
 import dsl as tl
 from jit import cdiv, jit
-from kernels._common import BF16, FLOAT_DTYPES, dtype_name, random_array
+from kernels._common import BF16, FLOAT_DTYPES, dtype_name, launch, random_array
 from kernels.gemm import TOLERANCE, check_matrix, strides
 from kernels.quant import E2M1_VALUES, MX_BLOCK, dequantize_mxfp4, mxfp4_codes, quantize_fp8, quantize_mxfp4, to_fp8
 from kernels.registry import Case, register
@@ -271,7 +271,8 @@ def quantize_rows_fp8(x: np.ndarray, config: dict | None = None) -> tuple[np.nda
 def mxfp4_moe_gemm(x: np.ndarray, experts: MXFP4Experts, expert_ids, offsets, out_dtype=None,
                    config: dict | None = None, tune: bool = False) -> np.ndarray:
     """y[offsets[g]:offsets[g+1]] = x[...] @ W[expert_ids[g]].T through FP8 (see module docstring).
-    `config`: one of AUTOTUNE_CONFIGS for the GEMM (default the first); `tune=True` lets the autotuner choose."""
+    `config`: one of AUTOTUNE_CONFIGS for the GEMM (default: the machine's config table, kernels.config_table, else
+    the first); `tune=True` lets the autotuner choose."""
     check_matrix(x, "x")
     if x.strides[1] != x.itemsize:
         raise ValueError("x must have unit stride along its last axis")
@@ -295,14 +296,9 @@ def mxfp4_moe_gemm(x: np.ndarray, experts: MXFP4Experts, expert_ids, offsets, ou
         if not longest:
             continue
         args = (xq, xs, experts.workspace, experts.workspace_scale, y, chunk_offs, slots, experts.N, K, experts.N)
-        if tune:
-            grid = lambda m, rows=longest, n=last - first: (  # noqa: E731
-                cdiv(rows, m["BLOCK_M"]) * cdiv(experts.N, m["BLOCK_N"]), n)
-            fp8_grouped_gemm_kernel_tuned[grid](*args)
-        else:
-            cfg = dict(config or AUTOTUNE_CONFIGS[0])
-            grid = (cdiv(longest, cfg["BLOCK_M"]) * cdiv(experts.N, cfg["BLOCK_N"]), last - first)
-            fp8_grouped_gemm_kernel[grid](*args, **cfg)
+        grid = lambda m, rows=longest, n=last - first: (  # noqa: E731
+            cdiv(rows, m["BLOCK_M"]) * cdiv(experts.N, m["BLOCK_N"]), n)
+        launch(fp8_grouped_gemm_kernel, fp8_grouped_gemm_kernel_tuned, AUTOTUNE_CONFIGS, grid, args, config, tune)
     return y
 
 

@@ -20,7 +20,9 @@ import numpy as np
 
 import dsl as tl
 from jit import Config, autotune, cdiv, jit, next_power_of_2
+from kernels._common import launch as run_kernel
 from kernels.attention import DTYPES, LOG2E, attention_mask
+from kernels.config_table import with_default
 from kernels.registry import Case, register
 
 # The autotuners' search spaces. Decode: keys per block (default_config: the first, the second for head dims
@@ -160,8 +162,9 @@ def paged_decode_merge_kernel(o_part_ptr, lse_part_ptr, gate_ptr, out_ptr, lse_p
 # Tuned once per head shape and page size (not per batch or length: a sweep compiles every config).
 reshape_and_cache_tuned = autotune(configs=CACHE_AUTOTUNE_CONFIGS, key=["kv_heads", "head_dim"])(
     reshape_and_cache_kernel)
-paged_decode_split_tuned = autotune(configs=AUTOTUNE_CONFIGS, key=["head_dim", "group", "page_size"])(
-    paged_decode_split_kernel)
+paged_decode_split_tuned = with_default(
+    autotune(configs=AUTOTUNE_CONFIGS, key=["head_dim", "group", "page_size"])(paged_decode_split_kernel),
+    lambda named: default_config(int(named["head_dim"])))
 
 
 # ----------------------------------------------------------------------------------------------- host
@@ -171,7 +174,8 @@ def reshape_and_cache(key: np.ndarray, value: np.ndarray, key_cache: np.ndarray,
                       slot_mapping: np.ndarray, config: Config | str | None = None) -> None:
     """Write key[i], value[i] ([T, Hkv, D]) into the caches at slot_mapping[i] (in place; -1 skips).
 
-    config: a Config like CACHE_AUTOTUNE_CONFIGS', None for the first of them, or "auto" to tune on first use.
+    config: a Config like CACHE_AUTOTUNE_CONFIGS', None for the config table's pick (kernels.config_table; the
+    first of them when it has none), or "auto" to tune on first use.
     """
     if key.ndim != 3 or key.shape != value.shape:
         raise ValueError(f"key and value must both be [T, Hkv, D], got {key.shape} and {value.shape}")
@@ -189,13 +193,14 @@ def reshape_and_cache(key: np.ndarray, value: np.ndarray, key_cache: np.ndarray,
     if slot_mapping.size and (slot_mapping.max() >= slots or slot_mapping.min() < -1):
         raise ValueError(f"slot_mapping entries must be -1 or in [0, {slots})")
     tokens, kv_heads, dim = key.shape
-    tuned, meta = _resolve(config, CACHE_AUTOTUNE_CONFIGS[0])
+    _check_config(config)
     if tokens:
-        (reshape_and_cache_tuned if tuned else reshape_and_cache_kernel)[lambda m: (cdiv(tokens, m["BLOCK_T"]),)](
-            key, value, key_cache, value_cache, np.ascontiguousarray(slot_mapping), tokens, kv_heads, dim,
-            key.strides[0] // key.itemsize, key.strides[1] // key.itemsize,
-            value.strides[0] // value.itemsize, value.strides[1] // value.itemsize,
-            BLOCK_H=next_power_of_2(kv_heads), BLOCK_D=max(16, next_power_of_2(dim)), **meta)
+        args = (key, value, key_cache, value_cache, np.ascontiguousarray(slot_mapping), tokens, kv_heads, dim,
+                key.strides[0] // key.itemsize, key.strides[1] // key.itemsize,
+                value.strides[0] // value.itemsize, value.strides[1] // value.itemsize)
+        run_kernel(reshape_and_cache_kernel, reshape_and_cache_tuned, CACHE_AUTOTUNE_CONFIGS,
+                   lambda m: (cdiv(tokens, m["BLOCK_T"]),), args, config,
+                   BLOCK_H=next_power_of_2(kv_heads), BLOCK_D=max(16, next_power_of_2(dim)))
 
 
 def paged_decode(q: np.ndarray, key_cache: np.ndarray, value_cache: np.ndarray, block_table: np.ndarray,
@@ -208,7 +213,9 @@ def paged_decode(q: np.ndarray, key_cache: np.ndarray, value_cache: np.ndarray, 
     q, gate: [B, H, D]; caches [num_blocks, page_size, Hkv, D]; block_table int32 [B, max_pages];
     seq_lens int32 [B] (keys per sequence, the query is the last). Returns out [B, H, D] in q's dtype
     and, with return_lse, fp32 LSE [B, H]. num_splits=None picks a split count from the longest sequence.
-    config: a Config like AUTOTUNE_CONFIGS', None for default_config, or "auto" to tune on first use.
+    config: a Config like AUTOTUNE_CONFIGS', None for the config table's pick (kernels.config_table; default_config
+    when it has none), or "auto" to tune on first use. The split count is sized by default_config's key block
+    unless a Config is given, so the table's pick changes only the blocking.
     `launch` adds launch options to both kernels (machine=..., sample=False for exact profiled counters).
     """
     _check_decode(q, key_cache, value_cache, block_table, seq_lens, gate)
@@ -219,8 +226,8 @@ def paged_decode(q: np.ndarray, key_cache: np.ndarray, value_cache: np.ndarray, 
     batch, heads, dim = q.shape
     page_size, kv_heads = key_cache.shape[1], key_cache.shape[2]
     group = heads // kv_heads
-    tuned, meta = _resolve(config, default_config(dim))
-    block_n = meta.get("BLOCK_N", default_config(dim).kwargs["BLOCK_N"])  # only sizes the default split count
+    _check_config(config)
+    block_n = (config if isinstance(config, Config) else default_config(dim)).kwargs["BLOCK_N"]  # sizes the splits
     max_len = int(seq_lens.max()) if batch else 0
     splits = num_splits or default_splits(max_len, batch * kv_heads, block_n)
     if splits < 1:
@@ -233,13 +240,13 @@ def paged_decode(q: np.ndarray, key_cache: np.ndarray, value_cache: np.ndarray, 
     lse_part = np.empty((batch, heads, splits), dtype=np.float32)
     qk_scale = float((dim ** -0.5 if scale is None else scale) * LOG2E)
     prec = precision if q.dtype == np.float32 else "ieee"
-    (paged_decode_split_tuned if tuned else paged_decode_split_kernel)[(splits, kv_heads, batch)](
-        q, key_cache, value_cache, block_table, seq_lens, o_part, lse_part,
-        q.strides[0] // q.itemsize, q.strides[1] // q.itemsize, block_table.strides[0] // block_table.itemsize,
-        heads, kv_heads, group, dim, page_size, splits, qk_scale, 0 if window is None else int(window),
-        max(prefix, n_sink),
-        BLOCK_G=max(16, next_power_of_2(group)), BLOCK_D=max(16, next_power_of_2(dim)), PRECISION=prec, **meta,
-        **(launch or {}))
+    args = (q, key_cache, value_cache, block_table, seq_lens, o_part, lse_part,
+            q.strides[0] // q.itemsize, q.strides[1] // q.itemsize, block_table.strides[0] // block_table.itemsize,
+            heads, kv_heads, group, dim, page_size, splits, qk_scale, 0 if window is None else int(window),
+            max(prefix, n_sink))
+    run_kernel(paged_decode_split_kernel, paged_decode_split_tuned, AUTOTUNE_CONFIGS,
+               lambda m: (splits, kv_heads, batch), args, config, BLOCK_G=max(16, next_power_of_2(group)),
+               BLOCK_D=max(16, next_power_of_2(dim)), PRECISION=prec, **(launch or {}))
     g = q if gate is None else gate
     paged_decode_merge_kernel[(heads, batch)](
         o_part, lse_part, g, out, lse, heads, splits, dim, g.strides[0] // g.itemsize, g.strides[1] // g.itemsize,
@@ -265,14 +272,9 @@ def decode_blocks_visited(seq_lens: np.ndarray, block_n: int, *, window: int | N
     return np.array(counts, dtype=np.int64)
 
 
-def _resolve(config, default: Config) -> tuple[bool, dict]:
-    """(tune?, launch keyword arguments) for a config argument: "auto", None (the default) or a Config."""
-    if isinstance(config, str) and config == "auto":
-        return True, {}
-    config = config or default
-    if not isinstance(config, Config):
+def _check_config(config) -> None:
+    if not (config is None or isinstance(config, Config) or (isinstance(config, str) and config == "auto")):
         raise ValueError(f"config must be a jit Config, None or 'auto', got {config!r}")
-    return False, config.all_kwargs()
 
 
 def default_splits(max_len: int, programs: int, block_n: int, target_programs: int = 112) -> int:

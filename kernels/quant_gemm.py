@@ -27,12 +27,13 @@ from __future__ import annotations
 import numpy as np
 
 import dsl as tl
-from jit import cdiv, jit
-from kernels._common import BF16, FLOAT_DTYPES, dtype_name, random_array
+from jit import Config, cdiv, jit
+from kernels._common import BF16, FLOAT_DTYPES, dtype_name, random_array, resolve
+from kernels.config_table import with_default
 from kernels.gemm import TOLERANCE, check_matrix, strides, tile_ids
 from kernels.quant import Int4Weight, pack_int4, pack_zeros, quantize_int4
 from kernels.registry import Case, register
-from kernels.tuning import tuned
+from kernels.tuning import as_configs, tuned
 
 AUTOTUNE_CONFIGS = [
     {"BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4},
@@ -95,14 +96,17 @@ def w4a16_kernel(x_ptr, qw_ptr, qz_ptr, s_ptr, c_ptr, M, N, K, stride_xm, stride
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & n_ok[None, :])
 
 
-w4a16_kernel_tuned = tuned(w4a16_kernel, AUTOTUNE_CONFIGS, key=["M", "N", "K", "group_size"],
-                           keep=lambda cfg, args: cfg["BLOCK_K"] <= args["group_size"])
+w4a16_kernel_tuned = with_default(
+    tuned(w4a16_kernel, AUTOTUNE_CONFIGS, key=["M", "N", "K", "group_size"],
+          keep=lambda cfg, args: cfg["BLOCK_K"] <= args["group_size"]),
+    lambda named: _fit_group(as_configs(AUTOTUNE_CONFIGS[:1])[0], int(named["group_size"])))  # the first, fitted
 
 
 def w4a16_gemm(x: np.ndarray, w: Int4Weight, out_dtype=None, config: dict | None = None,
                tune: bool = False) -> np.ndarray:
     """c = x @ dequant(w), dequantising INT4 codes in registers inside the K loop; out_dtype defaults to x's.
-    `config`: one of AUTOTUNE_CONFIGS (default the first); `tune=True` lets the autotuner choose."""
+    `config`: one of AUTOTUNE_CONFIGS (default: the machine's config table, kernels.config_table, else the first);
+    `tune=True` lets the autotuner choose."""
     check_matrix(x, "x")
     if x.dtype not in (np.float16, BF16):
         raise ValueError(f"x must be float16 or bfloat16 (W4A16), got {x.dtype}")
@@ -119,15 +123,22 @@ def w4a16_gemm(x: np.ndarray, w: Int4Weight, out_dtype=None, config: dict | None
     c = np.empty((M, N), dtype=out_dtype)
     args = (x, np.ascontiguousarray(w.qweight), np.ascontiguousarray(w.qzeros), np.ascontiguousarray(w.scales), c, M,
             N, K, *strides(x), *strides(c), w.group_size)
-    if tune:
+    meta = {"ORDER": w.order, "ZERO_OFFSET": w.zero_offset}
+    chosen = resolve(w4a16_kernel_tuned, AUTOTUNE_CONFIGS, args, meta, config, tune)
+    if chosen is None:
         grid = lambda m: (cdiv(M, m["BLOCK_M"]) * cdiv(N, m["BLOCK_N"]),)  # noqa: E731
-        w4a16_kernel_tuned[grid](*args, ORDER=w.order, ZERO_OFFSET=w.zero_offset)
+        w4a16_kernel_tuned[grid](*args, **meta)
     else:
-        cfg = dict(config or AUTOTUNE_CONFIGS[0])
-        cfg["BLOCK_K"] = min(cfg["BLOCK_K"], w.group_size)  # a K tile never straddles two groups
+        cfg = _fit_group(chosen, w.group_size).all_kwargs()
         grid = (cdiv(M, cfg["BLOCK_M"]) * cdiv(N, cfg["BLOCK_N"]),)
-        w4a16_kernel[grid](*args, ORDER=w.order, ZERO_OFFSET=w.zero_offset, **cfg)
+        w4a16_kernel[grid](*args, **meta, **cfg)
     return c
+
+
+def _fit_group(config: Config, group_size: int) -> Config:
+    """`config` with a K tile that never straddles two quantisation groups."""
+    kwargs = {**config.kwargs, "BLOCK_K": min(config.kwargs["BLOCK_K"], group_size)}
+    return Config(kwargs, num_warps=config.num_warps, num_stages=config.num_stages)
 
 
 def w4a16_reference(x: np.ndarray, w: Int4Weight, out_dtype=None) -> np.ndarray:

@@ -145,12 +145,21 @@ def tune_target(target: Target, machine: str, verdicts: dict, executor: Executor
             notes.append(f"config {i} rejected: {why}")
         else:
             usable.append(row)
-    default = rows[0].record.modeled_seconds * 1e6 if rows[0].record.ok else math.inf
+    first = rows[default_index(target)].record  # the host function's choice without a table entry
+    default = first.modeled_seconds * 1e6 if first.ok else math.inf
     ranked = rank(usable, "model")
     if not ranked:
         return Outcome(target, default, math.inf, None, len(configs), notes)
     best = ranked[0].record
     return Outcome(target, default, best.modeled_seconds * 1e6, best.config.to_dict(), len(configs), notes)
+
+
+def default_index(target: Target) -> int:
+    """Which of the target's configs its host function launches when the table has none (the family's default,
+    kernels.config_table.default_config; the first for most kernels)."""
+    launch = tune_shapes.captured(target.problem.step)[target.problem.launch]
+    configs = list(target.tuner.configs)
+    return configs.index(config_table.default_config(target.tuner, configs, launch.args, launch.kwargs))
 
 
 def write_table(outcomes: Sequence[Outcome], machine: str, directory: Path | None) -> Path:

@@ -2,7 +2,7 @@
 library's tune problems for wavetile-tune (`library_problem`).
 
 Host functions launch the plain `@jit` kernel with the machine's config-table pick by default, else the
-first config (kernels.config_table: one compile per shape key, no tuning at run time);
+family's untuned default (kernels._common.resolve: one compile per shape key, no tuning at run time);
 `tune=True` launches the `@autotune` wrapper made here instead, which compiles and scores every config on the
 first call for each key (modeled time on the current machine) and caches the choice.
 """

@@ -36,8 +36,8 @@ def _rms_key(n_rows, n_cols, dtype=np.float32):
 
 
 def test_table_round_trips_and_lookup_rules(table_dir):
-    entries = [{"key": _rms_key(1, 200), "config": config_table._as_config(AUTOTUNE_CONFIGS[2]).to_dict()},
-               {"key": _rms_key(1, 4096), "config": config_table._as_config(AUTOTUNE_CONFIGS[3]).to_dict()}]
+    entries = [{"key": _rms_key(1, 200), "config": config_table.as_config(AUTOTUNE_CONFIGS[2]).to_dict()},
+               {"key": _rms_key(1, 4096), "config": config_table.as_config(AUTOTUNE_CONFIGS[3]).to_dict()}]
     path = config_table.save("mtt-s5000", {"norm._rmsnorm_kernel": entries}, {"written_by": "test"})
     assert path == table_dir / "mtt-s5000.json"
     loaded = config_table.load("mtt-s5000")["norm._rmsnorm_kernel"]
@@ -52,7 +52,7 @@ def test_table_round_trips_and_lookup_rules(table_dir):
 
 def test_host_function_launches_the_tables_config(table_dir, rng):
     n_rows, n_cols = 37, 200
-    chosen = config_table._as_config(AUTOTUNE_CONFIGS[3])  # ROWS=8: not the first config
+    chosen = config_table.as_config(AUTOTUNE_CONFIGS[3])  # ROWS=8: not the first config
     config_table.save("mtt-s5000", {"norm._rmsnorm_kernel": [{"key": _rms_key(n_rows, n_cols),
                                                               "config": chosen.to_dict()}]}, {})
     x = rng.standard_normal((n_rows, n_cols)).astype(np.float32)
@@ -79,7 +79,7 @@ def test_a_wrong_config_is_reported_and_never_chosen(table_dir, fixture_cases, c
     assert rc == 0
     table = json.loads((table_dir / "mtt-s5000.json").read_text())["kernels"]["tune_fixture.scale_kernel"]
     assert [e["key"]["values"] for e in table] == [{"n": 300_007}, {"n": 900_007}]
-    bad = config_table._as_config(tune_fixture.AUTOTUNE_CONFIGS[2]).to_dict()
+    bad = config_table.as_config(tune_fixture.AUTOTUNE_CONFIGS[2]).to_dict()
     assert all(e["config"] != bad for e in table)
     assert "config 2 rejected: tune.scale n=1000: max err" in out
     report = (table_dir / "mtt-s5000.report.md").read_text()
@@ -106,3 +106,33 @@ def test_ops_filters_kernels_and_the_table_keeps_the_rest(table_dir, capsys):
     with pytest.raises(SystemExit, match="no autotuned kernel matches --ops 'nothing'"):
         libtune.main(["--models", "tiny", "--decode", "2", "--prefill", "0", "--ops", "nothing",
                       "--table-dir", str(table_dir)])
+
+
+
+def test_attention_launches_the_tables_config_and_keeps_its_default(table_dir, rng):
+    """A family that picked its own default before (attention: default_config by head dim) now takes the table's
+    pick, and its own default, not the first config, when the table has none."""
+    from jit.autotune import capture_launches
+    from kernels.attention import AUTOTUNE_CONFIGS as ATTN
+    from kernels.attention import attention, attention_fwd_tuned, attention_reference
+
+    B, S, H, Hkv, D = 1, 37, 4, 2, 16  # 37 queries: not a multiple of any BLOCK_M
+    q, k, v = (rng.standard_normal((B, S, h, D)).astype(np.float32) for h in (H, Hkv, Hkv))
+    with capture_launches() as launches:  # how kernels.tune sees the launch, and the key it tunes it under
+        attention(q, k, v)
+    assert [config_table.kernel_id(launch.kernel) for launch in launches] == ["attention.attention_fwd_kernel"]
+    key = config_table.shape_key(launches[0].kernel, launches[0].args, launches[0].kwargs)
+    config_table.save("mtt-s5000", {"attention.attention_fwd_kernel": [{"key": key, "config": ATTN[4].to_dict()}]},
+                      {})
+    with simulator.machine("mtt-s5000"), simulator.profile() as prof:
+        got = attention(q, k, v)
+    assert config_table.last_pick(attention_fwd_tuned) == config_table.EXACT
+    assert (prof.launches[-1].constexprs["BLOCK_M"], prof.launches[-1].constexprs["BLOCK_N"]) == (32, 32)
+    np.testing.assert_allclose(got, attention_reference(q, k, v), rtol=1e-5, atol=1e-5)
+    with simulator.machine("h200"), simulator.profile() as prof:  # no table: attention's own default (64x64)
+        attention(q, k, v)
+    assert config_table.last_pick(attention_fwd_tuned) == config_table.DEFAULT
+    assert (prof.launches[-1].constexprs["BLOCK_M"], prof.launches[-1].constexprs["BLOCK_N"]) == (64, 64)
+    wide = attention_fwd_tuned.named_args((), {"head_dim": 160})  # above 128 its default is 32-key blocks
+    assert config_table.default_config(attention_fwd_tuned, ATTN, (), {"head_dim": 160}) == ATTN[1]
+    assert attention_fwd_tuned.default_rule(wide) == ATTN[1]
