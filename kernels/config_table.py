@@ -141,6 +141,12 @@ def with_default(tuned, rule: Callable[[Mapping[str, object]], Config]):
     return tuned
 
 
+def forced(tuned) -> Config | None:
+    """The config `forcing` imposes on this kernel now, or None: a family whose kernels must agree on a
+    meta-parameter (MoE's plan height) lets a checked kernel decide it."""
+    return _FORCED.get(kernel_id(tuned))
+
+
 def last_pick(tuned_or_id) -> str | None:
     """Which rule chose the config of the last table lookup for this kernel (None: no lookup yet)."""
     return _LAST.get(tuned_or_id if isinstance(tuned_or_id, str) else kernel_id(tuned_or_id))

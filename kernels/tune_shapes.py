@@ -27,6 +27,7 @@ from jit.autotune import CapturedLaunch, capture_launches
 from jit.launcher import model_only
 from jit.tune import TuneProblem
 from kernels import config_table
+from kernels.tuning import builder_of
 
 TINY = "tiny"
 MODELS = (TINY, "qwen3.5-0.8b", "qwen3.5-35b-a3b")
@@ -150,4 +151,4 @@ def library_problem(name: str, options: dict) -> TuneProblem:
     step = Step(name, str(options["phase"]), int(options["tokens"]))
     launch = captured(step)[int(options["launch"])]
     return TuneProblem(launch.kernel, args=launch.args, kwargs=launch.kwargs, grid=launch.grid,
-                       outputs=[], modeled_only=True, description=f"{step} {config_table.kernel_id(launch.kernel)}")
+                       outputs=[], modeled_only=True, builder=builder_of(launch.kernel), description=f"{step} {config_table.kernel_id(launch.kernel)}")
