@@ -504,7 +504,9 @@ def moe_forward(x: np.ndarray, w_router: np.ndarray, w1: np.ndarray, w2: np.ndar
                 router_input: np.ndarray | None = None) -> np.ndarray:
     """The Qwen3.5 sparse MoE block: x [M, hidden]; w1 [E, 2I, hidden] (gate rows then up rows), w2 [E, hidden, I];
     optional shared expert shared_w1 [2Is, hidden], shared_w2 [hidden, Is] gated by sigmoid(x·w_shared_gate).
-    `router_input` (x's shape) is routed instead of x: a stand-in when x's values are not computed (modeling)."""
+    `router_input` (x's shape) is routed instead of x: a stand-in when x's values are not computed (modeling).
+    `config` (one of AUTOTUNE_CONFIGS) runs every expert GEMM; None: the config table's picks (kernels.config_table),
+    the routed rows aligned to the gate/up GEMM's pick (_plan_block_m), else the first config."""
     x = float_array(x, "x", ndim=2)
     M, hidden = x.shape
     w1, w2 = _check_experts(w1, w2, hidden, x.dtype)
