@@ -96,6 +96,10 @@ def test_a_wrong_config_is_reported_and_never_chosen(table_dir, fixture_cases, c
 def test_ops_filters_kernels_and_the_table_keeps_the_rest(table_dir, capsys):
     other = {"key": {"values": {"n": 1}, "dtypes": ["float32"]}, "config": {"kwargs": {"BLOCK": 1}}}
     config_table.save("mtt-s5000", {"elsewhere.kernel": [other]}, {})
+    (table_dir / "mtt-s5000.report.csv").write_text(  # an earlier report: its other kernel's row stays
+        "kernel,shape_key,steps,configs,default_us,best_us,best_config,notes\n"
+        'elsewhere.kernel,n=1 | float32,s,2,4.0,3.0,"{}",config 1 failed: x; config 0 rejected: y\n'
+        "norm._gated_rmsnorm_kernel,n=9 | float32,s,2,4.0,3.0,{},\n")  # a swept kernel's old row goes
     rc = libtune.main(["--models", "tiny", "--decode", "2", "--prefill", "0", "--ops", "norm._gated", "--jobs", "1",
                        "--table-dir", str(table_dir)])
     assert rc == 0
@@ -103,7 +107,10 @@ def test_ops_filters_kernels_and_the_table_keeps_the_rest(table_dir, capsys):
     assert set(kernels) == {"elsewhere.kernel", "norm._gated_rmsnorm_kernel"}
     assert kernels["elsewhere.kernel"] == [other]
     csv_rows = (table_dir / "mtt-s5000.report.csv").read_text().splitlines()
-    assert len(csv_rows) == 2 and csv_rows[1].startswith("norm._gated_rmsnorm_kernel")
+    assert len(csv_rows) == 3 and csv_rows[1].startswith("elsewhere.kernel")
+    assert csv_rows[2].startswith("norm._gated_rmsnorm_kernel") and "n=9" not in csv_rows[2]
+    md = (table_dir / "mtt-s5000.report.md").read_text()
+    assert "| elsewhere.kernel " in md and "| 2        |" in md  # its two rejected configs, read back from notes
     assert "1 kernels" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="no autotuned kernel matches --ops 'nothing'"):
         libtune.main(["--models", "tiny", "--decode", "2", "--prefill", "0", "--ops", "nothing",
