@@ -126,6 +126,13 @@ def pick(tuned, configs: Sequence, args: Sequence, meta: Mapping[str, object]) -
     return default_config(tuned, candidates, args, meta)
 
 
+def entry(tuned, args: Sequence, meta: Mapping[str, object]) -> dict | None:
+    """The table entry the lookup rules give this launch of `tuned` (None: none), counting no pick: for a family
+    that weighs its kernels' entries together (MoE's plan height, from each config's `config_us`)."""
+    entries = load(simulator.current_spec().name).get(kernel_id(tuned))
+    return lookup(entries, shape_key(tuned, args, meta))[0] if entries else None
+
+
 def default_config(tuned, configs: Sequence, args: Sequence, meta: Mapping[str, object]) -> Config:
     """The config a launch of `tuned` takes when the table has none: its `default_rule`'s (if among `configs`),
     else the first of `configs`."""

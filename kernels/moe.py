@@ -21,11 +21,13 @@ intermediate cache is, so fp16/bf16 outputs match the float64 per-token referenc
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
 import dsl as tl
 from jit import Config, cdiv, jit, next_power_of_2
+from jit.autotune import capturing
 from jit.tune import TuneProblem
 from kernels import config_table
 from kernels._common import BF16, dtype_name, float_array, launch, random_array, resolve
@@ -220,7 +222,7 @@ _router_kernel_tuned = tuned(_router_kernel, ROUTER_AUTOTUNE_CONFIGS, key=["M", 
 # The expert GEMMs are tuned for DIRECT launches (the shared expert) and routed ones apart (`direct` is in the key).
 # A routed launch's BLOCK_M is the height moe_align padded its plan to, so its tune problem is re-derived per config
 # (routed_tune_problem: the captured routing re-aligned to that config's BLOCK_M), and moe_forward aligns to the
-# table's pick for the gate/up GEMM (_plan_block_m).
+# height the two kernels' table entries favour together (_plan_block_m).
 _ROUTED_BUILDER = "kernels.moe:routed_tune_problem"
 _grouped_swiglu_tuned = with_builder(tuned(_grouped_swiglu_kernel, AUTOTUNE_CONFIGS, key=["numel", "N", "K", "direct"]),
                                      _ROUTED_BUILDER)
@@ -432,18 +434,42 @@ def _launch_rows(kernel, tuned_kernel, direct: bool, config: dict | None, cfg: d
     kernel[grid(chosen.kwargs)](*args, **meta, **chosen.all_kwargs())
 
 
-def _plan_block_m(x: np.ndarray, w1: np.ndarray, numel: int) -> int:
-    """The block height moe_forward aligns the routed rows to: the config table's pick for the gate/up GEMM (the
-    larger of the two), the first config's under capture; a config being checked (config_table.forcing) of
-    either grouped kernel decides instead, so that its own height is what it runs."""
+def _plan_block_m(x: np.ndarray, w1: np.ndarray, w2: np.ndarray, numel: int) -> int:
+    """The block height moe_forward aligns the routed rows to. Both grouped GEMMs run at it, so it is the height
+    whose best configs give the least summed modeled time in the two kernels' table entries (their `config_us`);
+    with no such entries, the gate/up GEMM's pick (the first config's under capture). A config being checked
+    (config_table.forcing) of either kernel decides instead, so that its own height is what it runs."""
     for tuned_kernel in (_grouped_down_tuned, _grouped_swiglu_tuned):
         forced = config_table.forced(tuned_kernel)
         if forced is not None:
             return int(forced.kwargs["BLOCK_M"])
-    N, K = w1.shape[1] // 2, w1.shape[2]
-    stand_in = (x, w1, _NONE, _NONE, x, numel, N, K, 0)  # the key's values and dtypes of the routed launch
-    chosen = resolve(_grouped_swiglu_tuned, AUTOTUNE_CONFIGS, stand_in, {"PRECISION": _precision(x.dtype)})
+    inter, hidden = w1.shape[1] // 2, w1.shape[2]
+    meta = {"PRECISION": _precision(x.dtype)}
+    gate_up = (x, w1, _NONE, _NONE, x, numel, inter, hidden, 0)  # the keys' values and dtypes of the launches
+    down = (x, w2, _NONE, _NONE, _NONE_F32, _NONE_F32, numel, hidden, inter, 0)
+    if not capturing():
+        costs = _height_costs([config_table.entry(_grouped_swiglu_tuned, gate_up, meta),
+                               config_table.entry(_grouped_down_tuned, down, meta)])
+        if costs:
+            return min(costs, key=lambda height: (costs[height], height))
+    chosen = resolve(_grouped_swiglu_tuned, AUTOTUNE_CONFIGS, gate_up, meta)
     return int((chosen or config_table.as_config(AUTOTUNE_CONFIGS[0])).kwargs["BLOCK_M"])
+
+
+def _height_costs(entries: list) -> dict[int, float]:
+    """BLOCK_M -> the summed best modeled time of the kernels at that height, from their entries' `config_us`
+    (aligned with AUTOTUNE_CONFIGS); {} unless every kernel has such an entry."""
+    costs: dict[int, float] = {}
+    for entry in entries:
+        times = (entry or {}).get("config_us")
+        if not times or len(times) != len(AUTOTUNE_CONFIGS):
+            return {}
+        best: dict[int, float] = {}
+        for cfg, us in zip(AUTOTUNE_CONFIGS, times):
+            if us is not None:
+                best[cfg["BLOCK_M"]] = min(best.get(cfg["BLOCK_M"], math.inf), us)
+        costs = best if not costs and entry is entries[0] else {h: costs[h] + best[h] for h in costs if h in best}
+    return costs
 
 
 def routed_tune_problem(problem: TuneProblem, config: dict) -> TuneProblem:
@@ -506,7 +532,8 @@ def moe_forward(x: np.ndarray, w_router: np.ndarray, w1: np.ndarray, w2: np.ndar
     optional shared expert shared_w1 [2Is, hidden], shared_w2 [hidden, Is] gated by sigmoid(x·w_shared_gate).
     `router_input` (x's shape) is routed instead of x: a stand-in when x's values are not computed (modeling).
     `config` (one of AUTOTUNE_CONFIGS) runs every expert GEMM; None: the config table's picks (kernels.config_table),
-    the routed rows aligned to the gate/up GEMM's pick (_plan_block_m), else the first config."""
+    the routed rows aligned to the height the two grouped GEMMs' entries favour together (_plan_block_m), else
+    the first config's."""
     x = float_array(x, "x", ndim=2)
     M, hidden = x.shape
     w1, w2 = _check_experts(w1, w2, hidden, x.dtype)
@@ -520,7 +547,7 @@ def moe_forward(x: np.ndarray, w_router: np.ndarray, w1: np.ndarray, w2: np.ndar
         shared_w1, shared_w2 = _check_experts(shared_w1, shared_w2, hidden, x.dtype, shared=True)
     weights, ids, gate = moe_router(x if router_input is None else router_input, w_router, k, w_shared_gate)
     numel = M * k
-    block_m = config["BLOCK_M"] if config else _plan_block_m(x, w1, numel)
+    block_m = config["BLOCK_M"] if config else _plan_block_m(x, w1, w2, numel)
     plan = moe_align(ids, weights, x, E, block_m)
     h = moe_grouped_swiglu(plan["x_perm"], w1, plan["sorted_ids"], plan["expert_ids"], numel, config)
     y = moe_grouped_down(h, w2, plan["sorted_ids"], plan["expert_ids"], plan["sorted_weights"], numel, config)

@@ -62,6 +62,7 @@ class Outcome:
     best: dict | None  # Config.to_dict() of the chosen config; None when no config ran correctly
     configs: int
     notes: list[str]
+    config_us: list[float | None] = field(default_factory=list)  # per config its modeled time; None: not usable
 
 
 def collect_targets(steps: Sequence[tune_shapes.Step], ops: Sequence[str] = (),
@@ -149,10 +150,11 @@ def tune_target(target: Target, machine: str, verdicts: dict, executor: Executor
     first = rows[default_index(target)].record  # the host function's choice without a table entry
     default = first.modeled_seconds * 1e6 if first.ok else math.inf
     ranked = rank(usable, "model")
+    times = [round(row.record.modeled_seconds * 1e6, 3) if any(row is u for u in usable) else None for row in rows]
     if not ranked:
-        return Outcome(target, default, math.inf, None, len(configs), notes)
+        return Outcome(target, default, math.inf, None, len(configs), notes, times)
     best = ranked[0].record
-    return Outcome(target, default, best.modeled_seconds * 1e6, best.config.to_dict(), len(configs), notes)
+    return Outcome(target, default, best.modeled_seconds * 1e6, best.config.to_dict(), len(configs), notes, times)
 
 
 def default_index(target: Target) -> int:
@@ -173,7 +175,7 @@ def write_table(outcomes: Sequence[Outcome], machine: str, directory: Path | Non
         entries = [e for e in kernels.get(o.target.kernel, []) if e["key"] != o.target.problem.key]
         entries.append({"key": o.target.problem.key, "config": o.best, "modeled_us": round(o.best_us, 3),
                         "default_us": round(o.default_us, 3) if math.isfinite(o.default_us) else None,
-                        "steps": o.target.steps})
+                        "config_us": o.config_us, "steps": o.target.steps})
         kernels[o.target.kernel] = entries
     meta = {"written_by": "python -m kernels.tune", "objective": "modeled time (simulator)",
             "key": "kernel id -> entries keyed by the @autotune key values and the array dtypes (config_table)"}

@@ -174,6 +174,15 @@ def test_routed_moe_launches_the_tables_block_height_and_matches_the_reference(t
     with simulator.machine("h200"), simulator.profile() as prof:  # no table: today's first config
         moe.moe_forward(a["x"], a["w_router"], a["w1"], a["w2"], k)
     assert {r.constexprs["BLOCK_M"] for r in prof.launches if r.kernel.startswith("_grouped")} == {16}
+    # with every config's time in the entries, the height the two GEMMs favour together: 16: 20, 32: 25, 64: 14 us
+    for times, (name, [e]) in zip(([10.0, 5.0, 6.0], [10.0, 20.0, 8.0]), entries.items()):
+        entries[name] = [{**e, "config_us": times}]
+    config_table.save("mtt-s5000", entries, {})
+    with simulator.machine("mtt-s5000"), simulator.profile() as prof:
+        again = moe.moe_forward(a["x"], a["w_router"], a["w1"], a["w2"], k)
+    assert [r.constexprs["BLOCK_M"] for r in prof.launches if r.kernel.startswith("_grouped")] == [64, 64]
+    np.testing.assert_allclose(again.astype(np.float64), moe.moe_reference(a["x"], a["w1"], a["w2"], w, ids),
+                               rtol=2e-3, atol=2e-3)
 
 
 def test_a_routed_tune_problem_is_realigned_for_each_config(rng):
