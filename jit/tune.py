@@ -92,6 +92,9 @@ class TuneProblem:
     description: str = ""  # what the table header says about the problem (default: the sizes given)
     modeled_only: bool = False  # only the modeled launch runs (no CPU runs, no outputs): for real-size problems
     #                             whose outputs are checked elsewhere (kernels.tune checks them on small shapes)
+    builder: str | None = None  # "module:function" f(problem, config dict) -> that config's own problem, for a
+    #                             launch whose arguments depend on the config (rows padded to BLOCK_M); a name,
+    #                             so a task still carries no code, and the compiler does not import the library
 
 
 _PROBLEMS: dict[object, Callable[..., TuneProblem]] = {}
@@ -248,7 +251,9 @@ def run_config(problem: TuneProblem, config: Config, cpu_runs: int = 3, model: b
                ) -> tuple[TuningRecord, dict]:
     """Model `config` once (unless `model` is False) and run it `cpu_runs` times on fresh copies of the
     problem's arrays (jit.autotune.Trial; not at all for a `modeled_only` problem); returns its record and the
-    outputs of the last full run."""
+    outputs of the last full run. A problem with a `builder` is first re-derived for `config`."""
+    if problem.builder:
+        problem = load_target(problem.builder)(problem, config.to_dict())
     rec = TuningRecord(config)
     full = {**problem.kwargs, **config.all_kwargs()}
     trial = Trial(_runnable(problem.kernel), problem.args, full, problem.grid, inputs=lambda: _fresh(problem.args))

@@ -126,6 +126,13 @@ def pick(tuned, configs: Sequence, args: Sequence, meta: Mapping[str, object]) -
     return default_config(tuned, candidates, args, meta)
 
 
+def entry(tuned, args: Sequence, meta: Mapping[str, object]) -> dict | None:
+    """The table entry the lookup rules give this launch of `tuned` (None: none), counting no pick: for a family
+    that weighs its kernels' entries together (MoE's plan height, from each config's `config_us`)."""
+    entries = load(simulator.current_spec().name).get(kernel_id(tuned))
+    return lookup(entries, shape_key(tuned, args, meta))[0] if entries else None
+
+
 def default_config(tuned, configs: Sequence, args: Sequence, meta: Mapping[str, object]) -> Config:
     """The config a launch of `tuned` takes when the table has none: its `default_rule`'s (if among `configs`),
     else the first of `configs`."""
@@ -139,6 +146,12 @@ def with_default(tuned, rule: Callable[[Mapping[str, object]], Config]):
     `pick` falls back to, capture runs and `python -m kernels.tune` measures gains against. Returns `tuned`."""
     tuned.default_rule = rule
     return tuned
+
+
+def forced(tuned) -> Config | None:
+    """The config `forcing` imposes on this kernel now, or None: a family whose kernels must agree on a
+    meta-parameter (MoE's plan height) lets a checked kernel decide it."""
+    return _FORCED.get(kernel_id(tuned))
 
 
 def last_pick(tuned_or_id) -> str | None:

@@ -20,13 +20,19 @@ intermediate cache is, so fp16/bf16 outputs match the float64 per-token referenc
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 
 import dsl as tl
-from jit import cdiv, jit, next_power_of_2
-from kernels._common import BF16, dtype_name, float_array, launch, random_array
+from jit import Config, cdiv, jit, next_power_of_2
+from jit.autotune import capturing
+from jit.tune import TuneProblem
+from kernels import config_table
+from kernels._common import BF16, dtype_name, float_array, launch, random_array, resolve
 from kernels.registry import Case, register
-from kernels.tuning import tuned
+from kernels.tuning import tuned, with_builder
 
 MAX_EXPERTS = 1024
 _TOPK_SLOTS = 16  # the router holds up to this many choices per token; one compiled kernel serves every k
@@ -213,10 +219,15 @@ def _combine_kernel(y_ptr, pos_ptr, shared_ptr, row_w_ptr, out_ptr, M, hidden, t
 
 # Tuned per batch and router shape (kernels.tune sweeps it at the model's shapes; the table steers moe_router).
 _router_kernel_tuned = tuned(_router_kernel, ROUTER_AUTOTUNE_CONFIGS, key=["M", "E", "K"])
-# The expert GEMMs are tuned only for DIRECT launches (the shared expert): a grouped launch's BLOCK_M is fixed by
-# the moe_align plan it reads (see _launch_rows), so `direct` is part of the key.
-_grouped_swiglu_tuned = tuned(_grouped_swiglu_kernel, AUTOTUNE_CONFIGS, key=["numel", "N", "K", "direct"])
-_grouped_down_tuned = tuned(_grouped_down_kernel, AUTOTUNE_CONFIGS, key=["numel", "N", "K", "direct"])
+# The expert GEMMs are tuned for DIRECT launches (the shared expert) and routed ones apart (`direct` is in the key).
+# A routed launch's BLOCK_M is the height moe_align padded its plan to, so its tune problem is re-derived per config
+# (routed_tune_problem: the captured routing re-aligned to that config's BLOCK_M), and moe_forward aligns to the
+# height the two kernels' table entries favour together (_plan_block_m).
+_ROUTED_BUILDER = "kernels.moe:routed_tune_problem"
+_grouped_swiglu_tuned = with_builder(tuned(_grouped_swiglu_kernel, AUTOTUNE_CONFIGS, key=["numel", "N", "K", "direct"]),
+                                     _ROUTED_BUILDER)
+_grouped_down_tuned = with_builder(tuned(_grouped_down_kernel, AUTOTUNE_CONFIGS, key=["numel", "N", "K", "direct"]),
+                                   _ROUTED_BUILDER)
 
 
 # ----------------------------------------------------------------------------------------------- host side
@@ -337,11 +348,12 @@ def _check_rows(R: int, sorted_ids, expert_ids, block_m: int, num_experts: int |
 
 def moe_grouped_swiglu(a: np.ndarray, w1: np.ndarray, sorted_ids: np.ndarray | None, expert_ids: np.ndarray | None,
                        numel: int, config: dict | None = None) -> np.ndarray:
-    """silu(a·Wgᵀ)·(a·Wuᵀ) per row with its block's expert; sorted_ids None = rows are tokens of expert 0."""
-    cfg = config or AUTOTUNE_CONFIGS[0]
+    """silu(a·Wgᵀ)·(a·Wuᵀ) per row with its block's expert; sorted_ids None = rows are tokens of expert 0.
+    `config` None: the config table's pick (for routed rows, among the configs of the plan's block height)."""
     direct = sorted_ids is None
     a = float_array(a, "a", ndim=2)
     R, K = a.shape
+    cfg = config or _plan_config(R, expert_ids, direct)
     if not isinstance(w1, np.ndarray) or w1.dtype != a.dtype or w1.ndim != 3 - direct or w1.shape[-1] != K or \
             w1.shape[-2] % 2:
         raise ValueError(f"w1 must be [{'' if direct else 'E, '}2I, {K}] in {a.dtype}, got "
@@ -358,11 +370,11 @@ def moe_grouped_swiglu(a: np.ndarray, w1: np.ndarray, sorted_ids: np.ndarray | N
 
 def moe_grouped_down(h: np.ndarray, w2: np.ndarray, sorted_ids: np.ndarray | None, expert_ids: np.ndarray | None,
                      row_weights: np.ndarray, numel: int, config: dict | None = None) -> np.ndarray:
-    """row_weights[r] · (h[r]·W2ᵀ) in fp32 per row with its block's expert."""
-    cfg = config or AUTOTUNE_CONFIGS[0]
+    """row_weights[r] · (h[r]·W2ᵀ) in fp32 per row with its block's expert (`config` as moe_grouped_swiglu's)."""
     direct = sorted_ids is None
     h = float_array(h, "h", ndim=2)
     R, K = h.shape
+    cfg = config or _plan_config(R, expert_ids, direct)
     if not isinstance(w2, np.ndarray) or w2.dtype != h.dtype or w2.ndim != 3 - direct or w2.shape[-1] != K:
         raise ValueError(f"w2 must be [{'' if direct else 'E, '}hidden, {K}] in {h.dtype}, got "
                          f"{getattr(w2, 'dtype', None)} {getattr(w2, 'shape', None)}")
@@ -379,18 +391,113 @@ def moe_grouped_down(h: np.ndarray, w2: np.ndarray, sorted_ids: np.ndarray | Non
     return y
 
 
+def _plan_config(R: int, expert_ids, direct: bool) -> dict:
+    """For a launch without `config`: the first config of the block height moe_align padded the `R` rows to (the
+    rows per expert_ids entry; DIRECT rows: the first config). Only its BLOCK_M is binding (_launch_rows)."""
+    if direct:
+        return AUTOTUNE_CONFIGS[0]
+    if not isinstance(expert_ids, np.ndarray) or expert_ids.size == 0 or R % expert_ids.size:
+        raise ValueError(f"expert_ids must be moe_align's per-block expert ids of the {R} rows")
+    block_m = R // expert_ids.size
+    for cfg in AUTOTUNE_CONFIGS:
+        if cfg["BLOCK_M"] == block_m:
+            return cfg
+    raise ValueError(f"the plan's block height {block_m} (rows {R} / expert_ids {expert_ids.size}) is not the "
+                     f"BLOCK_M of any of moe's AUTOTUNE_CONFIGS ({[c['BLOCK_M'] for c in AUTOTUNE_CONFIGS]})")
+
+
 def _launch_rows(kernel, tuned_kernel, direct: bool, config: dict | None, cfg: dict, R: int, N: int, args: tuple,
                  **meta) -> None:
     """A DIRECT launch (rows are tokens) takes its config like every autotuned kernel (kernels._common.launch: the
-    config table's pick when `config` is None); a grouped one runs `cfg`, whose BLOCK_M moe_align padded the
-    rows to, so no other block height is valid for it."""
+    config table's pick when `config` is None). A routed one runs `config` when given; else the table's pick among
+    the configs of the plan's height (cfg's BLOCK_M, the only one valid for the rows), or, under capture, the
+    @autotune wrapper when the plan has the default config's height (what kernels.tune sweeps)."""
+    def grid(m):
+        return cdiv(R, m["BLOCK_M"]), cdiv(N, m["BLOCK_N"])
+
     if direct:
-        launch(kernel, tuned_kernel, AUTOTUNE_CONFIGS, lambda m: (cdiv(R, m["BLOCK_M"]), cdiv(N, m["BLOCK_N"])),
-               args, config, **meta)
+        launch(kernel, tuned_kernel, AUTOTUNE_CONFIGS, grid, args, config, **meta)
         return
-    kernel[(cdiv(R, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))](
-        *args, **meta, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"],
-        num_warps=cfg["num_warps"])
+    if config is not None:
+        chosen = config_table.as_config(config)
+    else:
+        same_height = [c for c in AUTOTUNE_CONFIGS if c["BLOCK_M"] == cfg["BLOCK_M"]]
+        chosen = resolve(tuned_kernel, same_height, args, meta)
+        if chosen is None:  # capturing: the wrapper runs the first config, so only a plan of its height is captured
+            if cfg["BLOCK_M"] == AUTOTUNE_CONFIGS[0]["BLOCK_M"]:
+                tuned_kernel[grid](*args, **meta)
+                return
+            chosen = config_table.as_config(cfg)
+    if chosen.kwargs["BLOCK_M"] != cfg["BLOCK_M"]:
+        raise ValueError(f"{kernel.__name__}: config {chosen.to_dict()} has BLOCK_M {chosen.kwargs['BLOCK_M']}, but "
+                         f"moe_align padded the rows to {cfg['BLOCK_M']}")
+    kernel[grid(chosen.kwargs)](*args, **meta, **chosen.all_kwargs())
+
+
+def _plan_block_m(x: np.ndarray, w1: np.ndarray, w2: np.ndarray, numel: int) -> int:
+    """The block height moe_forward aligns the routed rows to. Both grouped GEMMs run at it, so it is the height
+    whose best configs give the least summed modeled time in the two kernels' table entries (their `config_us`);
+    with no such entries, the gate/up GEMM's pick (the first config's under capture). A config being checked
+    (config_table.forcing) of either kernel decides instead, so that its own height is what it runs."""
+    for tuned_kernel in (_grouped_down_tuned, _grouped_swiglu_tuned):
+        forced = config_table.forced(tuned_kernel)
+        if forced is not None:
+            return int(forced.kwargs["BLOCK_M"])
+    inter, hidden = w1.shape[1] // 2, w1.shape[2]
+    meta = {"PRECISION": _precision(x.dtype)}
+    gate_up = (x, w1, _NONE, _NONE, x, numel, inter, hidden, 0)  # the keys' values and dtypes of the launches
+    down = (x, w2, _NONE, _NONE, _NONE_F32, _NONE_F32, numel, hidden, inter, 0)
+    if not capturing():
+        costs = _height_costs([config_table.entry(_grouped_swiglu_tuned, gate_up, meta),
+                               config_table.entry(_grouped_down_tuned, down, meta)])
+        if costs:
+            return min(costs, key=lambda height: (costs[height], height))
+    chosen = resolve(_grouped_swiglu_tuned, AUTOTUNE_CONFIGS, gate_up, meta)
+    return int((chosen or config_table.as_config(AUTOTUNE_CONFIGS[0])).kwargs["BLOCK_M"])
+
+
+def _height_costs(entries: list) -> dict[int, float]:
+    """BLOCK_M -> the summed best modeled time of the kernels at that height, from their entries' `config_us`
+    (aligned with AUTOTUNE_CONFIGS); {} unless every kernel has such an entry."""
+    costs: dict[int, float] = {}
+    for entry in entries:
+        times = (entry or {}).get("config_us")
+        if not times or len(times) != len(AUTOTUNE_CONFIGS):
+            return {}
+        best: dict[int, float] = {}
+        for cfg, us in zip(AUTOTUNE_CONFIGS, times):
+            if us is not None:
+                best[cfg["BLOCK_M"]] = min(best.get(cfg["BLOCK_M"], math.inf), us)
+        costs = best if not costs and entry is entries[0] else {h: costs[h] + best[h] for h in costs if h in best}
+    return costs
+
+
+def routed_tune_problem(problem: TuneProblem, config: dict) -> TuneProblem:
+    """A captured grouped-GEMM launch re-derived for one config (jit.tune.TuneProblem.builder): the routing is
+    read back from the captured plan (each pair's expert and input row) and re-aligned by moe_align to the
+    config's BLOCK_M, so each config runs on rows padded to its own height. DIRECT launches serve as captured."""
+    args = problem.args
+    if args[-1]:
+        return dataclasses.replace(problem, builder=None)
+    down = problem.kernel is _grouped_down_tuned
+    rows_in, w, sorted_ids, expert_ids = args[0], args[1], args[2], args[3]
+    numel, N = int(args[-4]), int(args[-3])
+    used = np.nonzero(sorted_ids < numel)[0]
+    pairs = sorted_ids[used]
+    ids = np.zeros((numel, 1), np.int32)  # one pair per row: moe_align's x_perm then holds the captured rows
+    ids[pairs, 0] = expert_ids[used // (sorted_ids.size // expert_ids.size)]
+    x = np.zeros((numel, rows_in.shape[1]), rows_in.dtype)
+    x[pairs] = rows_in[used]
+    weights = np.zeros((numel, 1), np.float32)
+    if down:
+        weights[pairs, 0] = args[4][used]
+    plan = moe_align(ids, weights, x, w.shape[0], int(Config.from_dict(config).kwargs["BLOCK_M"]))
+    R = plan["x_perm"].shape[0]
+    out = np.empty((R, N), np.float32 if down else rows_in.dtype)
+    head = (plan["x_perm"], w, plan["sorted_ids"], plan["expert_ids"])
+    new = (*head, plan["sorted_weights"], out, *args[6:]) if down else (*head, out, *args[5:])
+    return dataclasses.replace(problem, args=new, grid=lambda m: (cdiv(R, m["BLOCK_M"]), cdiv(N, m["BLOCK_N"])),
+                               builder=None)
 
 
 def moe_combine(y: np.ndarray, positions: np.ndarray, shared: np.ndarray | None, out_dtype,
@@ -423,7 +530,10 @@ def moe_forward(x: np.ndarray, w_router: np.ndarray, w1: np.ndarray, w2: np.ndar
                 router_input: np.ndarray | None = None) -> np.ndarray:
     """The Qwen3.5 sparse MoE block: x [M, hidden]; w1 [E, 2I, hidden] (gate rows then up rows), w2 [E, hidden, I];
     optional shared expert shared_w1 [2Is, hidden], shared_w2 [hidden, Is] gated by sigmoid(x·w_shared_gate).
-    `router_input` (x's shape) is routed instead of x: a stand-in when x's values are not computed (modeling)."""
+    `router_input` (x's shape) is routed instead of x: a stand-in when x's values are not computed (modeling).
+    `config` (one of AUTOTUNE_CONFIGS) runs every expert GEMM; None: the config table's picks (kernels.config_table),
+    the routed rows aligned to the height the two grouped GEMMs' entries favour together (_plan_block_m), else
+    the first config's."""
     x = float_array(x, "x", ndim=2)
     M, hidden = x.shape
     w1, w2 = _check_experts(w1, w2, hidden, x.dtype)
@@ -435,12 +545,12 @@ def moe_forward(x: np.ndarray, w_router: np.ndarray, w1: np.ndarray, w2: np.ndar
         raise ValueError("the shared expert needs shared_w1, shared_w2 and w_shared_gate together")
     if has_shared:
         shared_w1, shared_w2 = _check_experts(shared_w1, shared_w2, hidden, x.dtype, shared=True)
-    cfg = config or AUTOTUNE_CONFIGS[0]
     weights, ids, gate = moe_router(x if router_input is None else router_input, w_router, k, w_shared_gate)
-    plan = moe_align(ids, weights, x, E, cfg["BLOCK_M"])
     numel = M * k
-    h = moe_grouped_swiglu(plan["x_perm"], w1, plan["sorted_ids"], plan["expert_ids"], numel, cfg)
-    y = moe_grouped_down(h, w2, plan["sorted_ids"], plan["expert_ids"], plan["sorted_weights"], numel, cfg)
+    block_m = config["BLOCK_M"] if config else _plan_block_m(x, w1, w2, numel)
+    plan = moe_align(ids, weights, x, E, block_m)
+    h = moe_grouped_swiglu(plan["x_perm"], w1, plan["sorted_ids"], plan["expert_ids"], numel, config)
+    y = moe_grouped_down(h, w2, plan["sorted_ids"], plan["expert_ids"], plan["sorted_weights"], numel, config)
     shared = None
     if has_shared:  # the shared expert's DIRECT launches take `config` as given (None: the config table's pick)
         hs = moe_grouped_swiglu(x, shared_w1, None, None, M, config)

@@ -23,6 +23,7 @@ import argparse
 import csv
 import json
 import math
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -61,6 +62,7 @@ class Outcome:
     best: dict | None  # Config.to_dict() of the chosen config; None when no config ran correctly
     configs: int
     notes: list[str]
+    config_us: list[float | None] = field(default_factory=list)  # per config its modeled time; None: not usable
 
 
 def collect_targets(steps: Sequence[tune_shapes.Step], ops: Sequence[str] = (),
@@ -148,10 +150,11 @@ def tune_target(target: Target, machine: str, verdicts: dict, executor: Executor
     first = rows[default_index(target)].record  # the host function's choice without a table entry
     default = first.modeled_seconds * 1e6 if first.ok else math.inf
     ranked = rank(usable, "model")
+    times = [round(row.record.modeled_seconds * 1e6, 3) if any(row is u for u in usable) else None for row in rows]
     if not ranked:
-        return Outcome(target, default, math.inf, None, len(configs), notes)
+        return Outcome(target, default, math.inf, None, len(configs), notes, times)
     best = ranked[0].record
-    return Outcome(target, default, best.modeled_seconds * 1e6, best.config.to_dict(), len(configs), notes)
+    return Outcome(target, default, best.modeled_seconds * 1e6, best.config.to_dict(), len(configs), notes, times)
 
 
 def default_index(target: Target) -> int:
@@ -172,44 +175,61 @@ def write_table(outcomes: Sequence[Outcome], machine: str, directory: Path | Non
         entries = [e for e in kernels.get(o.target.kernel, []) if e["key"] != o.target.problem.key]
         entries.append({"key": o.target.problem.key, "config": o.best, "modeled_us": round(o.best_us, 3),
                         "default_us": round(o.default_us, 3) if math.isfinite(o.default_us) else None,
-                        "steps": o.target.steps})
+                        "config_us": o.config_us, "steps": o.target.steps})
         kernels[o.target.kernel] = entries
     meta = {"written_by": "python -m kernels.tune", "objective": "modeled time (simulator)",
             "key": "kernel id -> entries keyed by the @autotune key values and the array dtypes (config_table)"}
     return config_table.save(machine, kernels, meta, directory)
 
 
-def report(outcomes: Sequence[Outcome], machine: str) -> tuple[str, list[dict]]:
-    """Per kernel: shapes, configs tried, default vs best modeled time (summed over its shapes); and per shape rows."""
-    per_kernel: dict[str, list[Outcome]] = {}
-    for o in outcomes:
-        per_kernel.setdefault(o.target.kernel, []).append(o)
+def report(outcomes: Sequence[Outcome], machine: str, earlier: Sequence[dict] = ()) -> tuple[str, list[dict]]:
+    """Per kernel: shapes, configs tried, default vs best modeled time (summed over its shapes); and per shape rows:
+    this run's, after the `earlier` rows (of kernels this run did not sweep, so an --ops run keeps the rest)."""
+    rows = list(earlier) + [
+        {"kernel": o.target.kernel, "shape_key": o.target.key_text, "steps": "; ".join(o.target.steps),
+         "configs": o.configs, "default_us": round(o.default_us, 3), "best_us": round(o.best_us, 3),
+         "best_config": json.dumps(o.best) if o.best else "", "notes": "; ".join(o.notes)} for o in outcomes]
+    per_kernel: dict[str, list[dict]] = {}
+    for row in rows:
+        per_kernel.setdefault(row["kernel"], []).append(row)
     header = ("kernel", "shapes", "configs", f"default us ({machine})", "best us", "gain", "rejected")
     lines = [header]
-    for kernel, group in per_kernel.items():
-        chosen = [o for o in group if o.best is not None]
-        default = sum(o.default_us for o in chosen)
-        best = sum(o.best_us for o in chosen)
-        rejected = len({n.split(":")[0] for o in group for n in o.notes})
+    for kernel, group in sorted(per_kernel.items()):
+        chosen = [r for r in group if r["best_config"]]
+        default = sum(float(r["default_us"]) for r in chosen)
+        best = sum(float(r["best_us"]) for r in chosen)
+        rejected = len({n.split(":")[0] for r in group for n in notes_of(r)})
         gain = f"{100 * (1 - best / default):.1f}%" if default and math.isfinite(default) else "-"
-        lines.append((kernel, str(len(group)), str(group[0].configs), f"{default:.2f}", f"{best:.2f}", gain,
+        lines.append((kernel, str(len(group)), str(group[0]["configs"]), f"{default:.2f}", f"{best:.2f}", gain,
                       str(rejected)))
     widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
     text = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in lines]
     text.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    rows = [{"kernel": o.target.kernel, "shape_key": o.target.key_text, "steps": "; ".join(o.target.steps),
-             "configs": o.configs, "default_us": round(o.default_us, 3), "best_us": round(o.best_us, 3),
-             "best_config": json.dumps(o.best) if o.best else "", "notes": "; ".join(o.notes)} for o in outcomes]
-    return "\n".join(text), rows
+    return "\n".join(text), sorted(rows, key=lambda r: r["kernel"])
 
 
-def write_report(summary: str, rows: list[dict], outcomes: Sequence[Outcome], machine: str, directory: Path | None,
+def notes_of(row: dict) -> list[str]:
+    """A report row's notes, one per config (they are joined with "; " and each starts with "config N ")."""
+    return re.split(r"; (?=config \d+ )", row["notes"]) if row["notes"] else []
+
+
+def earlier_rows(machine: str, directory: Path | None, swept: set[str]) -> list[dict]:
+    """The rows of the machine's last report for kernels not in `swept` ([] without a report)."""
+    path = config_table.table_path(machine, directory).with_suffix("")
+    path = path.with_name(path.name + ".report.csv")
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return [row for row in csv.DictReader(f) if row["kernel"] not in swept]
+
+
+def write_report(summary: str, rows: list[dict], machine: str, directory: Path | None,
                  header: str) -> tuple[Path, Path]:
     base = config_table.table_path(machine, directory).with_suffix("")
     md, csv_path = base.with_name(base.name + ".report.md"), base.with_name(base.name + ".report.csv")
-    detail = [f"| {r['kernel']} | {r['shape_key']} | {r['default_us']:.2f} | {r['best_us']:.2f} | {r['best_config']} |"
-              for r in rows]
-    notes = [f"- {o.target.kernel} `{o.target.key_text}`: {n}" for o in outcomes for n in o.notes]
+    detail = [f"| {r['kernel']} | {r['shape_key']} | {float(r['default_us']):.2f} | {float(r['best_us']):.2f} | "
+              f"{r['best_config']} |" for r in rows]
+    notes = [f"- {r['kernel']} `{r['shape_key']}`: {n}" for r in rows for n in notes_of(r)]
     md.write_text("\n".join([f"# Config table of {machine}", "", header, "", summary, "", "## Per shape", "",
                              "| kernel | shape key | default us | best us | best config |", "|---|---|---|---|---|",
                              *detail, "", "## Configs not chosen", "", *(notes or ["(none)"])]) + "\n")
@@ -280,12 +300,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcomes = _sweep_all(targets, machine, verdicts, executor, ns.jobs, ns.fresh, start)
     elapsed = time.perf_counter() - start
     path = write_table(outcomes, machine, ns.table_dir)
-    summary, rows = report(outcomes, machine)
+    earlier = earlier_rows(machine, ns.table_dir, {t.kernel for t in targets}) if ops else []
+    summary, rows = report(outcomes, machine, earlier)
     header = (f"`python -m kernels.tune --machine {machine}`: {len(steps)} model steps ({', '.join(models)}; decode "
               f"M={','.join(map(str, ns.decode))}, prefill {ns.prefill}), {len(targets)} shapes, "
               f"{n_check + n_sweep} tasks. Times are summed over each kernel's shapes (one launch each)."
+              + (f" Kernels of --ops {ns.ops} swept now; the other rows are the last report's." if ops else "")
               + "".join(f"\n\nSkipped (cannot run on {machine}): {s}" for s in skipped))
-    md, csv_path = write_report(summary, rows, outcomes, machine, ns.table_dir, header)
+    md, csv_path = write_report(summary, rows, machine, ns.table_dir, header)
     print(summary)
     for o in outcomes:
         for note in o.notes:

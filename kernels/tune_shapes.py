@@ -10,9 +10,11 @@ A model may also be `module:function`: a function(phase, tokens) that calls host
 one's own, or a test's).
 
 Workers of a sweep rebuild a problem by name through `library_problem` (jit.tune's `--library` hook):
-target = the model's name, sizes = phase, tokens and the launch's index in the step. Problems are modeled
-only (no CPU runs, outputs not compared: the real sizes run on synthetic weights, and most programs of a
-model-only launch never run); kernels.tune_check checks every config's output on small shapes instead.
+target = the model's name, sizes = phase, tokens and the launch's index in the step; a family whose launch
+depends on the config (MoE's routed rows) names its per-config builder (kernels.tuning.with_builder).
+Problems are modeled only (no CPU runs, outputs not compared: the real sizes run on synthetic weights, and
+most programs of a model-only launch never run); kernels.tune_check checks every config's output
+on small shapes instead.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from jit.autotune import CapturedLaunch, capture_launches
 from jit.launcher import model_only
 from jit.tune import TuneProblem
 from kernels import config_table
+from kernels.tuning import builder_of
 
 TINY = "tiny"
 MODELS = (TINY, "qwen3.5-0.8b", "qwen3.5-35b-a3b")
@@ -150,4 +153,5 @@ def library_problem(name: str, options: dict) -> TuneProblem:
     step = Step(name, str(options["phase"]), int(options["tokens"]))
     launch = captured(step)[int(options["launch"])]
     return TuneProblem(launch.kernel, args=launch.args, kwargs=launch.kwargs, grid=launch.grid,
-                       outputs=[], modeled_only=True, description=f"{step} {config_table.kernel_id(launch.kernel)}")
+                       outputs=[], modeled_only=True, builder=builder_of(launch.kernel),
+                       description=f"{step} {config_table.kernel_id(launch.kernel)}")

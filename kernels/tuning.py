@@ -17,6 +17,7 @@ from jit.tune import TuneProblem
 from kernels.registry import all_cases
 
 _LAUNCH_OPTIONS = ("num_warps", "num_stages")
+_BUILDERS: dict[int, str] = {}  # id of an @autotune kernel -> "module:function" of its per-config problem builder
 
 
 def as_configs(dicts: Sequence[Mapping[str, object]]) -> list[Config]:
@@ -32,6 +33,19 @@ def tuned(kernel, dicts: Sequence[Mapping[str, object]], key: Sequence[str],
     if keep is not None:
         prune = {"early_config_prune": lambda configs, named, **kw: [c for c in configs if keep(c.kwargs, named)]}
     return autotune(configs=as_configs(dicts), key=list(key), prune_configs_by=prune)(kernel)
+
+
+def with_builder(tuned_kernel, builder: str):
+    """Register `builder` ("module:function", f(problem, config dict) -> TuneProblem) for `tuned_kernel`: the
+    family re-derives a captured launch for each config it sweeps (jit.tune.TuneProblem.builder), because the
+    launch's arguments depend on the config. Returns `tuned_kernel`."""
+    _BUILDERS[id(tuned_kernel)] = builder
+    return tuned_kernel
+
+
+def builder_of(tuned_kernel) -> str | None:
+    """The per-config problem builder registered for `tuned_kernel`, or None (its captured launch serves all)."""
+    return _BUILDERS.get(id(tuned_kernel))
 
 
 def library_problem(name: str, options: dict) -> TuneProblem:
@@ -61,4 +75,5 @@ def library_problem(name: str, options: dict) -> TuneProblem:
     launch = launches[0]
     return TuneProblem(launch.kernel, args=launch.args, kwargs=launch.kwargs, grid=launch.grid,
                        outputs=launch.changed, rtol=max(case.rtol, 1e-6), atol=max(case.atol, 1e-6),
+                       builder=builder_of(launch.kernel),
                        description=f"{case.op} {case.shape} {case.dtype}")
