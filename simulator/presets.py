@@ -85,6 +85,11 @@ H200 = {
     "alpha": (0.2, "L", f"overlap blend; {_FITTED}"),
 }
 
+# what simulator/fit.py fitted on the H200, taken as an assumption by machines nobody has measured
+_H200_FITTED = {name: (H200[name][0], "assumed", "H200's fitted value")
+                for name in ("mma_sync_fraction", "mma_transpose_cycles", "warp_issue_ipc", "spill_traffic",
+                             "exchange_cycles", "alpha")}
+
 _S5000_ASSUMED_PIPES = "not published; Hopper SM pipe widths assumed"
 
 MTT_S5000 = {
@@ -137,13 +142,8 @@ MTT_S5000 = {
     "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),
     "mma_async_min_m": (64, "assumed", "MUSA's 4-warp 'warp squad' MMA assumed to need 64-row tiles like wgmma"),
     "mma_async_warps": (4, "L", "128-thread warp squads feed the tensor core engine"),
-    "mma_sync_fraction": (0.8, "assumed", "H200's fitted value"),
     "mma_kmajor_types": (("tf32", "fp8", "int8"), "assumed", "not published; the H200's (PTX) rule"),
-    "mma_transpose_cycles": (1.0, "assumed", "H200's fitted value"),
-    "warp_issue_ipc": (0.15, "assumed", "H200's fitted value"),
-    "spill_traffic": (8.0, "assumed", "H200's fitted value"),
-    "exchange_cycles": (400.0, "assumed", "H200's fitted value"),
-    "alpha": (0.2, "assumed", "H200's fitted value"),
+    **_H200_FITTED,
 }
 
 MTT_S4000 = {
@@ -197,13 +197,8 @@ MTT_S4000 = {
     "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),
     "mma_async_min_m": (0, "assumed", "no asynchronous MMA path known on mp_22"),
     "mma_async_warps": (4, "L", "128-thread warp squads feed the tensor core engine"),
-    "mma_sync_fraction": (0.8, "assumed", "H200's fitted value"),
     "mma_kmajor_types": (("tf32", "fp8", "int8"), "assumed", "not published; the H200's (PTX) rule"),
-    "mma_transpose_cycles": (1.0, "assumed", "H200's fitted value"),
-    "warp_issue_ipc": (0.15, "assumed", "H200's fitted value"),
-    "spill_traffic": (8.0, "assumed", "H200's fitted value"),
-    "exchange_cycles": (400.0, "assumed", "H200's fitted value"),
-    "alpha": (0.2, "assumed", "H200's fitted value"),
+    **_H200_FITTED,
 }
 
 PRESETS = (MTT_S5000, MTT_S4000, H200)

@@ -70,6 +70,10 @@ class Case:
         return self.name
 
 
+def _itemsize(name: str) -> int:
+    return np.dtype(_np_dtype(name)).itemsize
+
+
 def _rand(rng, shape, dtype, scale=1.0):
     return (rng.standard_normal(shape, dtype=np.float32) * scale).astype(_np_dtype(dtype))
 
@@ -129,7 +133,7 @@ def matmul_case(name, split, m, n, k, dtype, configs, b_kmajor=False):
     def reference(x):
         return {"c": _f32(x["a"]) @ (_f32(x["b"]).T if b_kmajor else _f32(x["b"]))}
 
-    size = 2 if dtype != "fp32" else 4
+    size = _itemsize(dtype)
     return Case("matmul", name, split, matmul_kernel, {"M": m, "N": n, "K": k}, dtype, configs, inputs, ("c",),
                 args, grid, reference, tolerance=2e-2, flops=2.0 * m * n * k, min_bytes=size * (m * k + k * n + m * n))
 
@@ -146,7 +150,7 @@ def _row_case(family, kernel, name, split, rows, cols, dtype, extra_inputs, args
         return base
 
     configs = configs or [{"BLOCK": block, "num_warps": w} for w in ROW_WARPS]
-    size = 4 if dtype == "fp32" else 2
+    size = _itemsize(dtype)
     return Case(family, name, split, kernel, {"rows": rows, "cols": cols}, dtype, configs, inputs, ("out",),
                 args, lambda cfg: (rows,), reference, tolerance=1e-2, min_bytes=2.0 * size * rows * cols)
 
@@ -193,7 +197,7 @@ def add_case(name, split, n, dtype):
     def inputs(rng):
         return {"x": _rand(rng, (n,), dtype), "y": _rand(rng, (n,), dtype), "out": np.empty(n, _np_dtype(dtype))}
 
-    size = 4 if dtype == "fp32" else 2
+    size = _itemsize(dtype)
     return Case("elementwise", name, split, add_kernel, {"n": n}, dtype, ELEMENTWISE_CONFIGS, inputs, ("out",),
                 lambda x, cfg: (x["x"], x["y"], x["out"], n), lambda cfg: (math.ceil(n / cfg["BLOCK"]),),
                 lambda x: {"out": _f32(x["x"]) + _f32(x["y"])}, tolerance=1e-2, min_bytes=3.0 * size * n)
@@ -207,7 +211,7 @@ def swiglu_case(name, split, n, dtype):
         g = _f32(x["g"])
         return {"out": g / (1 + np.exp(-g)) * _f32(x["u"])}
 
-    size = 4 if dtype == "fp32" else 2
+    size = _itemsize(dtype)
     return Case("elementwise", name, split, swiglu_kernel, {"n": n}, dtype, ELEMENTWISE_CONFIGS, inputs, ("out",),
                 lambda x, cfg: (x["g"], x["u"], x["out"], n), lambda cfg: (math.ceil(n / cfg["BLOCK"]),),
                 reference, tolerance=1e-2, min_bytes=3.0 * size * n)
@@ -221,7 +225,7 @@ def transpose_case(name, split, m, n, dtype):
     def inputs(rng):
         return {"x": _rand(rng, (m, n), dtype), "out": np.empty((n, m), _np_dtype(dtype))}
 
-    size = 4 if dtype == "fp32" else 2
+    size = _itemsize(dtype)
     return Case("transpose", name, split, transpose_kernel, {"M": m, "N": n}, dtype, TILE2D_CONFIGS, inputs, ("out",),
                 lambda x, cfg: (x["x"], x["out"], m, n),
                 lambda cfg: (math.ceil(m / cfg["BLOCK_M"]), math.ceil(n / cfg["BLOCK_N"])),
@@ -236,7 +240,7 @@ def rowsum_case(name, split, m, n, dtype):
     def inputs(rng):
         return {"x": _rand(rng, (m, n), dtype), "out": np.empty(m, np.float32)}
 
-    size = 4 if dtype == "fp32" else 2
+    size = _itemsize(dtype)
     return Case("reduction", name, split, rowsum_kernel, {"M": m, "N": n}, dtype, REDUCE_CONFIGS, inputs, ("out",),
                 lambda x, cfg: (x["x"], x["out"], m, n), lambda cfg: (math.ceil(m / cfg["BLOCK_M"]),),
                 lambda x: {"out": _f32(x["x"]).sum(axis=1)}, tolerance=1e-3, min_bytes=size * m * n)
@@ -250,7 +254,7 @@ def colsum_case(name, split, m, n, dtype):
     def inputs(rng):
         return {"x": _rand(rng, (m, n), dtype), "out": np.empty(n, np.float32)}
 
-    size = 4 if dtype == "fp32" else 2
+    size = _itemsize(dtype)
     return Case("reduction", name, split, colsum_kernel, {"M": m, "N": n}, dtype, COLSUM_CONFIGS, inputs, ("out",),
                 lambda x, cfg: (x["x"], x["out"], m, n), lambda cfg: (math.ceil(n / cfg["BLOCK_N"]),),
                 lambda x: {"out": _f32(x["x"]).sum(axis=0)}, tolerance=1e-3, min_bytes=size * m * n)
@@ -317,7 +321,7 @@ def paged_decode_case(name, split, batch, heads, kv_heads, d, mean_len, dtype):
                 out[b, h] = p @ v / p.sum()
         return {"o": out}
 
-    size = 2 if dtype != "fp32" else 4
+    size = _itemsize(dtype)
     return Case("paged_decode", name, split, paged_decode_kernel,
                 {"B": batch, "H": heads, "HKV": kv_heads, "D": d, "len": mean_len}, dtype,
                 [{"HEAD_DIM": d, "PAGE": PAGE, **c} for c in DECODE_CONFIGS], inputs, ("o",), args,
@@ -341,7 +345,7 @@ def lib_rmsnorm_case(name, split, rows, cols, dtype):
         v = _f32(x["x"])
         return {"out": v / np.sqrt((v * v).mean(axis=1, keepdims=True) + 1e-6) * (1 + _f32(x["w"]))}
 
-    size = 4 if dtype == "fp32" else 2
+    size = _itemsize(dtype)
     return Case("lib_rmsnorm", name, split, library_kernel("kernels/norm.py", "_rmsnorm_kernel"),
                 {"rows": rows, "cols": cols}, dtype,
                 [{"HAS_RESIDUAL": False, "ZERO_CENTERED": True, "BLOCK_N": block, **c} for c in LIB_ROW_CONFIGS],
@@ -365,7 +369,7 @@ def lib_gated_rmsnorm_case(name, split, rows, cols, dtype):
         v, z = _f32(x["x"]), _f32(x["z"])
         return {"out": v / np.sqrt((v * v).mean(axis=1, keepdims=True) + 1e-6) * _f32(x["w"]) * z / (1 + np.exp(-z))}
 
-    size = 4 if dtype == "fp32" else 2
+    size = _itemsize(dtype)
     return Case("lib_gated_rmsnorm", name, split, library_kernel("kernels/norm.py", "_gated_rmsnorm_kernel"),
                 {"rows": rows, "cols": cols}, dtype, [{"BLOCK_N": block, **c} for c in GATED_CONFIGS], inputs,
                 ("out",), lambda x, cfg: (x["x"], x["z"], x["w"], x["out"], rows, cols, 1e-6),
@@ -465,7 +469,7 @@ def gelu_case(name, n, dtype):
         v = _f32(x["x"])
         return {"out": 0.5 * v * (1 + np.tanh(0.7978845608 * (v + 0.044715 * v ** 3)))}
 
-    size = 4 if dtype == "fp32" else 2
+    size = _itemsize(dtype)
     return Case("holdout_gelu", name, "holdout", gelu_tanh_kernel, {"n": n}, dtype, ELEMENTWISE_CONFIGS, inputs,
                 ("out",), lambda x, cfg: (x["x"], x["out"], n), lambda cfg: (math.ceil(n / cfg["BLOCK"]),),
                 reference, tolerance=1e-2, min_bytes=2.0 * size * n)
@@ -484,7 +488,7 @@ def logsumexp_case(name, rows, cols, dtype):
         top = v.max(axis=1)
         return {"out": top + np.log(np.exp(v - top[:, None]).sum(axis=1))}
 
-    size = 4 if dtype == "fp32" else 2
+    size = _itemsize(dtype)
     return Case("holdout_logsumexp", name, "holdout", logsumexp_kernel, {"rows": rows, "cols": cols}, dtype,
                 LSE_CONFIGS, inputs, ("out",), lambda x, cfg: (x["x"], x["out"], cols), lambda cfg: (rows,),
                 reference, tolerance=1e-4, min_bytes=size * rows * cols)
@@ -507,7 +511,7 @@ def rope_case(name, tokens, heads, d, dtype):
         x1, x2 = v[..., :half], v[..., half:]
         return {"out": np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s], axis=-1)}
 
-    size = 4 if dtype == "fp32" else 2
+    size = _itemsize(dtype)
     return Case("holdout_rope", name, "holdout", rope_kernel, {"T": tokens, "H": heads, "D": d}, dtype,
                 [{"HALF": half, **c} for c in ROPE_CONFIGS], inputs, ("out",),
                 lambda x, cfg: (x["x"], x["cos"], x["sin"], x["out"], tokens, heads),
@@ -524,7 +528,7 @@ def cumsum_case(name, rows, cols, dtype):
     def inputs(rng):
         return {"x": _rand(rng, (rows, cols), dtype), "out": np.empty((rows, cols), np.float32)}
 
-    size = 4 if dtype == "fp32" else 2
+    size = _itemsize(dtype)
     return Case("holdout_cumsum", name, "holdout", cumsum_kernel, {"rows": rows, "cols": cols}, dtype,
                 [{"BLOCK": block, **c} for c in CUMSUM_CONFIGS], inputs, ("out",),
                 lambda x, cfg: (x["x"], x["out"], rows, cols), lambda cfg: (math.ceil(rows / cfg["ROWS"]),),

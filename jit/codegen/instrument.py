@@ -69,7 +69,7 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
     if kind:
         info["kind"] = kind
     if op.name == OP.TILE_DOT:
-        info["sources"] = [operand_source(lw, v) for v in op.operands[:2]]
+        info["sources"] = [_operand_source(lw, v) for v in op.operands[:2]]
     elif op.name == OP.TILE_LOAD:
         info["indirect"] = _reads_loaded_value(op.operands[0])
     lw.probes.append(info)
@@ -81,7 +81,7 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
 _PASS_THROUGH = frozenset({OP.ARITH_CAST, OP.ARITH_BITCAST, OP.TILE_PERMUTE})
 
 
-def operand_source(lw, value: Value) -> list | None:
+def _operand_source(lw, value: Value) -> list | None:
     """[probe of the tile.load the dot operand comes from, transposed on the way], or None when it is computed."""
     transposed = False
     op = value.op
