@@ -147,6 +147,66 @@ def measure(clock_hz: float | None = None) -> dict[str, float]:
     return out
 
 
+def concurrency_curve(units: int | None = None) -> list[dict[str, float]]:
+    """Achieved bandwidth against the bytes each unit keeps in flight: Little's law on the real chip.
+
+    Each program walks its own slice of a buffer in rounds of BLOCK elements, one round in flight at a time
+    (a loop without tl.dot and without a num_stages hint is not software-pipelined), or `stages - 1` rounds
+    ahead with tl.range(num_stages=stages). Varying programs per unit, warps and BLOCK varies the bytes in
+    flight per unit; from DRAM (1 GiB, L2 flushed) and from the L2 (a 16 MiB slice re-read, no flush)."""
+    import torch
+    import triton
+    import triton.language as tl
+    from triton.testing import do_bench
+
+    @triton.jit
+    def rounds(src, dst, chunks, span, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        acc = tl.zeros([BLOCK], tl.float32)
+        for i in range(chunks):
+            start = ((pid.to(tl.int64) * chunks + i) * BLOCK) % span
+            acc += tl.load(src + start + tl.arange(0, BLOCK))
+        tl.store(dst + pid * BLOCK + tl.arange(0, BLOCK), acc)
+
+    @triton.jit
+    def pipelined(src, dst, chunks, span, BLOCK: tl.constexpr, STAGES: tl.constexpr):
+        pid = tl.program_id(0)
+        acc = tl.zeros([BLOCK], tl.float32)
+        for i in tl.range(0, chunks, num_stages=STAGES):
+            start = ((pid.to(tl.int64) * chunks + i) * BLOCK) % span
+            acc += tl.load(src + start + tl.arange(0, BLOCK))
+        tl.store(dst + pid * BLOCK + tl.arange(0, BLOCK), acc)
+
+    units = units or torch.cuda.get_device_properties(0).multi_processor_count
+    total = 1 << 28  # fp32 elements: 1 GiB
+    src = torch.randn(total, device="cuda")
+    points = []
+    for source, span in (("dram", total), ("l2", 4 << 20)):
+        for warps in (1, 4, 8):
+            for vectors in (1, 2, 4):
+                block = 32 * warps * 4 * vectors  # 16-byte loads, `vectors` per thread per round
+                for per_unit in (1, 2, 4, 8, 16, 32):
+                    if per_unit * warps > 64:
+                        continue
+                    for stages in ((1, 3) if source == "dram" and vectors == 1 else (1,)):
+                        grid = units * per_unit
+                        chunks = max(4, (total if source == "dram" else total // 4) // (grid * block))
+                        dst = torch.empty(grid * block, device="cuda")
+                        if stages == 1:
+                            call = lambda: rounds[(grid,)](src, dst, chunks, span, BLOCK=block,  # noqa: E731
+                                                           num_warps=warps)
+                        else:
+                            call = lambda: pipelined[(grid,)](src, dst, chunks, span, BLOCK=block,  # noqa: E731
+                                                              STAGES=stages, num_warps=warps)
+                        seconds = do_bench(call, warmup=5, rep=40) * 1e-3
+                        moved = grid * chunks * block * 4
+                        points.append({"source": source, "num_warps": warps, "bytes_per_round": block * 4,
+                                       "programs_per_unit": per_unit, "stages": stages, "bytes": moved,
+                                       "seconds": seconds, "bytes_per_s": moved / seconds,
+                                       "in_flight_per_unit": per_unit * block * 4 * max(1, stages - 1)})
+    return points
+
+
 def derive(raw: dict[str, float], dram_peak: float, tensor_peak: float) -> dict[str, float]:
     """Spec values from the raw measurements."""
     units, clock = raw["units"], raw["clock_hz"]
@@ -166,6 +226,15 @@ def derive(raw: dict[str, float], dram_peak: float, tensor_peak: float) -> dict[
 
 def main(argv: list[str]) -> None:
     from simulator.specs import get_spec
+
+    if argv[:1] == ["--curve"]:  # python -m simulator.calibrate --curve OUT.json
+        points = concurrency_curve()
+        for p in points:
+            print(f"{p['source']:4s} warps {p['num_warps']:2d} round {p['bytes_per_round']:6d} B "
+                  f"x{p['programs_per_unit']:2d}/unit stages {p['stages']}: {p['bytes_per_s'] / 1e12:.2f} TB/s")
+        with open(argv[1], "w", encoding="utf-8") as f:
+            json.dump(points, f, indent=1)
+        return
 
     h200 = get_spec("h200")
     raw = measure(h200.clock_hz)

@@ -60,11 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out")
     parser.add_argument("--family", action="append")
     parser.add_argument("--case", action="append")
+    parser.add_argument("--split", action="append", help="only these splits")
     parser.add_argument("--jobs", type=int, default=8, help="processes compiling at once (one case each)")
     parser.add_argument("--seed", type=int, default=20261201)
     opts = parser.parse_args(argv)
     names = [c.name for c in sk.cases() if (not opts.family or c.family in opts.family)
-             and (not opts.case or c.name in opts.case)]
+             and (not opts.case or c.name in opts.case) and (not opts.split or c.split in opts.split)]
     spawn = multiprocessing.get_context("spawn")
     with open(opts.out, "w") as f, ProcessPoolExecutor(opts.jobs, mp_context=spawn) as pool:
         for rows in pool.map(facts_of_case, names, [opts.seed] * len(names)):

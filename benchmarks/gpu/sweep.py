@@ -68,8 +68,9 @@ def run_case(case: sk.Case, writer, out_file, seed: int) -> list[dict]:
                "shape": json.dumps(case.shape), "config": json.dumps(cfg, sort_keys=True), "status": "ok",
                "ms": "", "ms_repeat": "", "rel_err": "", "error": ""}
         try:
-            for name in case.outputs:
-                dev[name].fill_(float("nan")) if dev[name].dtype.is_floating_point else dev[name].fill_(-1)
+            for name in case.outputs:  # poisoned, or zero for outputs the kernel accumulates into
+                poison = 0.0 if case.extra.get("zero_outputs") else float("nan")
+                dev[name].fill_(poison) if dev[name].dtype.is_floating_point else dev[name].fill_(-1)
             case.kernel[grid](*args, **kwargs)
             torch.cuda.synchronize()
             err = max(rel_error(dev[name], expected[name]) for name in case.outputs)
@@ -117,7 +118,7 @@ def environment() -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", help="CSV to write (a .json with the environment goes beside it)")
-    parser.add_argument("--split", choices=("calibration", "validation", "holdout"), help="only this split")
+    parser.add_argument("--split", choices=("calibration", "validation", "holdout", "holdout2"), help="only this split")
     parser.add_argument("--family", action="append", help="only these families (repeatable)")
     parser.add_argument("--case", action="append", help="only these cases (repeatable)")
     parser.add_argument("--seed", type=int, default=20261201)
