@@ -204,9 +204,19 @@ class ControlFlow:
             self.builder.create(OP.SCF_YIELD, [v.handle for v in yields], [])
         self.builder.loc = Loc(node.lineno, node.col_offset)
         op = self.builder.create(OP.SCF_FOR, [b.handle for b in bounds] + [v.handle for v in inits],
-                                 [v.type for v in inits], {}, [body])
+                                 [v.type for v in inits], self.loop_hints(node, it), [body])
         self.scope = before
         self.scope.update(self.unpack_carried(layout, op.results))
+
+    def loop_hints(self, node: ast.For, it) -> dict:
+        """tl.range's num_stages, kept on the loop: Triton software-pipelines the loads of a loop without tl.dot
+        only when it is given, and the profiler models the GPU build that way."""
+        stages = unwrap(it.num_stages)
+        if stages is None:
+            return {}
+        if isinstance(stages, bool) or not hasattr(stages, "__index__") or stages < 0:
+            raise self.error(node.iter, f"tl.range num_stages must be a constexpr int >= 0, got {stages!r}")
+        return {"num_stages": int(stages)}
 
     def pack_carried(self, names) -> tuple[list[tensor], list]:
         """Loop-carried values as a flat list of tensors; aggregates (block pointers) carry their parts."""

@@ -20,6 +20,8 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from simulator.presets import PRESETS
 
 DEFAULT_MACHINE = "mtt-s5000"
@@ -62,6 +64,9 @@ class MachineSpec:
     transaction_lanes: int
     sector_bytes: int
     l2_bytes: int
+    l2_reuse_near_bytes: float  # a reuse this many bytes of other traffic after the last touch still hits
+    l2_reuse_far_bytes: float  # one farther than this misses (between the two the hit rate falls linearly)
+    l2_dirty_bytes: float  # written bytes the L2 still holds when a launch ends (written back after it)
     l2_line_bytes: int
     l2_ways: int
     l2_bytes_per_s: float
@@ -117,9 +122,19 @@ class MachineSpec:
         return self.l2_line_bytes // self.sector_bytes
 
     @property
+    def l2_reuse_bytes(self) -> int:
+        """The L2 capacity reuse sees: the middle of the measured fall from always hitting to never."""
+        return int((self.l2_reuse_near_bytes + self.l2_reuse_far_bytes) / 2)
+
+    def l2_reuse_hit(self, distance: np.ndarray | float) -> np.ndarray | float:
+        """Probability that a reuse after `distance` bytes of other traffic hits in the L2."""
+        span = max(1.0, self.l2_reuse_far_bytes - self.l2_reuse_near_bytes)
+        return np.clip((self.l2_reuse_far_bytes - np.asarray(distance, dtype=float)) / span, 0.0, 1.0)
+
+    @property
     def l2_sets(self) -> int:
         """Number of L2 sets for the documented associativity (at least one)."""
-        return max(1, self.l2_bytes // (self.l2_line_bytes * self.l2_ways))
+        return max(1, self.l2_reuse_bytes // (self.l2_line_bytes * self.l2_ways))
 
     @property
     def peak_fp32_flops(self) -> float:
@@ -209,6 +224,7 @@ _POSITIVE = (
     "max_programs_per_unit", "issue_schedulers", "registers_per_unit", "registers_per_program",
     "max_registers_per_thread", "register_alloc_unit", "shared_bytes_per_unit", "local_cache_bytes", "shared_banks",
     "shared_bank_bytes", "shared_wavefronts_per_clk", "transaction_lanes", "sector_bytes", "l2_bytes",
+    "l2_reuse_near_bytes", "l2_reuse_far_bytes",
     "l2_line_bytes", "l2_ways", "l2_bytes_per_s", "dram_bytes_per_s", "dram_efficiency",
     "dram_atom_bytes", "mem_latency_cycles", "l2_latency_cycles", "loads_in_flight_per_warp", "tensor_efficiency",
     "tensor_subcores", "fp32_flops_per_clk", "atomic_ops_per_clk", "mma_async_warps", "mma_sync_fraction",
@@ -221,6 +237,10 @@ def _validate(spec: MachineSpec) -> None:
     for name in _POSITIVE:
         if not getattr(spec, name) > 0:
             raise ValueError(f"MachineSpec {spec.name!r}: {name} must be > 0, got {getattr(spec, name)!r}")
+    if not spec.l2_reuse_near_bytes <= spec.l2_reuse_far_bytes <= spec.l2_bytes:
+        raise ValueError(f"MachineSpec {spec.name!r}: l2_reuse_near_bytes <= l2_reuse_far_bytes <= l2_bytes")
+    if not 0 <= spec.l2_dirty_bytes <= spec.l2_bytes:
+        raise ValueError(f"MachineSpec {spec.name!r}: l2_dirty_bytes must be within the L2")
     if spec.l2_line_bytes % spec.sector_bytes:
         raise ValueError(f"MachineSpec {spec.name!r}: l2_line_bytes must be a multiple of sector_bytes")
     if spec.sectors_per_line > 16:

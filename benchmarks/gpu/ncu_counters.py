@@ -104,7 +104,8 @@ def launch_all(order_path: str, cases: list[str] | None, every: int, seed: int, 
         dev = {name: to_device(a) for name, a in arrays.items()}
         for cfg in configs:
             args, kwargs = sk.launch_args(case, dev, cfg)
-            entry = {"case": case.name, "config": json.dumps(cfg, sort_keys=True), "launched": True}
+            entry = {"case": case.name, "config": json.dumps(cfg, sort_keys=True), "launched": True,
+                     "kernel": getattr(case.kernel, "__name__", "")}
             try:
                 case.kernel[case.grid(cfg)](*args, **kwargs)
                 torch.cuda.synchronize()
@@ -122,8 +123,9 @@ def parse(csv_path: str, order_path: str, out_path: str) -> int:
     with open(csv_path, newline="") as f:
         lines = [line for line in f if line.startswith('"')]  # ncu prefixes its own log lines with ==PROF==
     rows = list(csv.DictReader(lines))
-    rows = [r for r in rows if r.get("ID", "").isdigit()]  # the units row has no ID
     order = [e for e in json.load(open(order_path)) if e["launched"]]
+    ours = {e.get("kernel") for e in order}  # other launches (a library's own kernels) are profiled too
+    rows = [r for r in rows if r.get("ID", "").isdigit() and (None in ours or r.get("Kernel Name") in ours)]
     written = 0
     with open(out_path, "w") as out:
         for entry, row in zip(order, rows):

@@ -403,7 +403,8 @@ _ROWS: list[OpInfo] = [
              "from the op's start; every lane loads at least once; timeout_ns < 0 means no timeout."),
     # -- control flow
     _row("scf.for", -1, -1, regions=1, cls="branch", pure=False, verify=_check_for,
-         doc="(lb, ub, step, inits...): body(iv, carried...) runs for iv in range(lb, ub, step)."),
+         doc="(lb, ub, step, inits...): body(iv, carried...) runs for iv in range(lb, ub, step); optional "
+             "attribute num_stages: tl.range's software-pipelining hint."),
     _row("scf.if", 1, -1, regions=2, cls="branch", pure=False, verify=_check_if),
     _row("scf.while", -1, -1, regions=2, cls="branch", pure=False, verify=_check_while,
          doc="before(carried...) -> scf.condition(c, values...); while c, after(values...) -> scf.yield(carried...)."),

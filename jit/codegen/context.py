@@ -44,6 +44,7 @@ class Lowering:
         self.instrument = instrument  # emit probes (jit.codegen.instrument)
         self.probes: list[dict] = []
         self.probe_ids: dict = {}
+        self.loop_ids: dict[int, int] = {}  # id(loop op) -> the loop's number in the probe records
         self.region_depth = 0  # > 0 inside inlined combine regions (their ops run per element, not per op)
         self.counts_ptr: ir.Value | None = None
         users = fusion.users(func)

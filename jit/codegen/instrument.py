@@ -33,6 +33,7 @@ from dsl.ir.ops import OP, Trait, with_trait
 from jit import abi
 from jit.codegen.llvm_types import I8, I64
 from jit.codegen.loops import linear_index, loop_nest, row_major_strides
+from jit.pipelining import load_pipelining
 
 GROW_TYPE = ir.FunctionType(ir.VoidType(), [I64, I64, I64])
 PHASE_GROUP_BITS = 7  # programs traced with one phase of a thinned loop: 128, about one wave of a GPU
@@ -72,6 +73,11 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
         info["sources"] = [_operand_source(lw, v) for v in op.operands[:2]]
     elif op.name == OP.TILE_LOAD:
         info["indirect"] = _reads_loaded_value(op.operands[0])
+        pipelining = load_pipelining(op)
+        loop = pipelining["loop"]
+        info["loop"] = None if loop is None else lw.loop_ids.setdefault(id(loop), len(lw.loop_ids))
+        info["loop_stages"] = pipelining["stages"]
+        info["pipeline_distance"] = pipelining["distance"]
     lw.probes.append(info)
     return len(lw.probes) - 1
 

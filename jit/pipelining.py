@@ -1,0 +1,87 @@
+"""Which loads a GPU build software-pipelines: Triton's rule, so the profiler charges the round trips a GPU waits for.
+
+Triton (its AssignLatencies pass) pipelines loads only in innermost `scf.for` loops whose num_stages (the loop's
+`tl.range` hint, else the launch's) is above 1. In a loop with `tl.dot` it takes the loads that feed a dot's A or
+B operand through ops of the loop body, walking back from each dot; a load met on the way to another such load's
+address is one stage further, and loads as far as num_stages - 1 stages are left synchronous. In a loop without
+`tl.dot` it takes every load of the body, but only when the loop carries a num_stages hint. Loads of fewer than 4
+contiguous bytes per thread cannot become asynchronous copies; the profiler, which knows the layout, decides that.
+"""
+
+from __future__ import annotations
+
+from dsl.ir.core import Block, Operation
+from dsl.ir.ops import OP
+
+_LOOPS = (OP.SCF_FOR, OP.SCF_WHILE)
+
+
+def enclosing_loop(op: Operation) -> Operation | None:
+    """The innermost loop whose body holds `op` (directly or inside an `if`)."""
+    block = op.parent
+    while isinstance(block, Block) and block.parent is not None:
+        owner = block.parent
+        if owner.name in _LOOPS:
+            return owner
+        block = owner.parent
+    return None
+
+
+def load_pipelining(load: Operation) -> dict:
+    """How a GPU build treats a tile.load: {"loop": the enclosing loop op or None, "stages": the loop's
+    num_stages hint (None: the launch's), "distance": the load's stage distance when Triton would pipeline
+    it given enough stages (None when it never would)}."""
+    loop = enclosing_loop(load)
+    if loop is None:
+        return {"loop": None, "stages": None, "distance": None}
+    stages = loop.attrs.get("num_stages")
+    body = loop.regions[0]
+    innermost = loop.name == OP.SCF_FOR and not any(op.name in _LOOPS for op in body.walk() if op is not loop)
+    distance = None
+    if innermost and load.parent is body:
+        distance = _distances(body, with_hint=stages is not None).get(id(load))
+    return {"loop": loop, "stages": stages, "distance": distance}
+
+
+def _distances(body: Block, with_hint: bool) -> dict[int, int]:
+    """id(load) -> stage distance of the loads Triton's walk reaches in one loop body."""
+    dots = [op for op in body.ops if op.name == OP.TILE_DOT]
+    found: dict[int, int] = {}
+    excluded: set[int] = set()
+
+    def walk(op: Operation, distance: int, seen: set[int]) -> None:
+        if id(op) in seen or id(op) in excluded:
+            return
+        seen.add(id(op))
+        if op.name == OP.TILE_LOAD:
+            if found.get(id(op), distance) != distance:  # reached at two distances: Triton leaves it alone
+                del found[id(op)]
+                excluded.add(id(op))
+                return
+            found[id(op)] = distance
+            distance += 1
+        operands = op.operands[:2] if op.name == OP.TILE_DOT else _nested_operands(op)
+        for value in operands:
+            source = value.op
+            if source is not None and source.parent is body:
+                walk(source, distance, seen)
+
+    for dot in dots:  # each dot's walk starts afresh
+        walk(dot, 0, set())
+    if not dots and with_hint:
+        seen: set[int] = set()  # one walk over the whole body
+        for op in body.ops:
+            if op.name != OP.TILE_LOAD:
+                walk(op, 0, seen)
+    return found
+
+
+def _nested_operands(op: Operation) -> list:
+    """The op's operands and the values its regions use from outside them (MLIR's getNestedOperands)."""
+    values = list(op.operands)
+    for region in op.regions:
+        defined = {id(arg) for arg in region.args}
+        for inner in region.walk():
+            defined.update(id(r) for r in inner.results)
+            values.extend(v for v in inner.operands if id(v) not in defined)
+    return values
