@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from dsl.dtypes import parse_ir_type
-from dsl.ir.ops import OP, Trait, with_trait
+from dsl.ir.ops import OP, OPS, Trait, with_trait
 from jit import shared_model
 
 _COMBINES = with_trait(Trait.COMBINES)  # reductions and scans
@@ -53,14 +53,35 @@ def kernel_register_bytes(kernel) -> int:
     return found
 
 
-def register_bytes(func) -> int:
-    """Bytes of tile values one program keeps in registers at most: a liveness sweep over the tile IR in
-    program order. A value lives from its definition to its last use; one used inside a loop but defined
-    before it lives through the whole loop (every iteration reads it), and a loop's carried values live
-    through its body. Floating-point values count their bytes (fp16 packs two to a register), pointer tiles
-    a quarter of their 8 bytes (Triton keeps a base and recomputes offsets per vector), integer indices and
-    masks nothing (recomputed where used): the weights that fit Triton's register counts best
-    (simulator/data/h200_compile_facts.jsonl, calibration configs; simulator.estimate_registers scales it)."""
+# Values in a dot's register layouts weigh this many times more than others: the allocator keeps them whole,
+# spread evenly over the threads, where it reuses or recomputes much of the rest. benchmarks/gpu/fit_registers.py
+# finds 1.25 best over the calibration configs' Triton register counts (median error 15.6 %, most of them matmuls);
+# 1.75 keeps attention (two dots, a loop-invariant operand in registers) within 20 % of Triton's counts where 1.25
+# undercounts it by 31 %, for matmuls counted 12 % high instead of 4 % low.
+MMA_WEIGHT = 1.75
+
+
+def register_bytes(func, mma_weight: float = MMA_WEIGHT) -> int:
+    """Bytes of tile values one program keeps in registers at most: the peak of live_profile, a value in a dot's
+    accumulator layout counting mma_weight times its bytes."""
+    live = most = 0.0
+    for _, other, mma in live_profile(func):
+        live += other + mma_weight * mma
+        most = max(most, live)
+    return int(most)
+
+
+def live_profile(func) -> list[tuple[int, float, float]]:
+    """(position, change of other bytes, change of accumulator-layout bytes) of the tile values live in one program,
+    from a liveness sweep over the tile IR in program order. A value lives from its definition to its last use
+    (to just before it when an elementwise op of the same shape, or a dot adding into it, uses it: they work in
+    place); one used inside a loop but defined before it lives through the whole loop (every iteration reads it);
+    a loop's carried value lives from the body's start to its last use there, and what the body yields for it
+    from its definition on. Floating-point values count their bytes (fp16 packs two to a register), pointer
+    tiles a quarter of their 8 bytes (Triton keeps a base and recomputes offsets per vector), integer indices and
+    masks nothing (recomputed where used), tiles loaded for a dot of the same loop nothing (they are copied to
+    shared memory): the weights that fit Triton's register counts best (simulator/data/h200_compile_facts.jsonl,
+    calibration configs; simulator.estimate_registers scales it)."""
     order: dict[int, int] = {}  # id(op) -> position in program order
     spans: dict[int, tuple[int, int]] = {}  # id(op with regions) -> (its position, its body's last)
     loops: dict[int, list] = {}  # id(op) -> the loops that enclose it, outermost first
@@ -82,31 +103,90 @@ def register_bytes(func) -> int:
         for result in op.results:
             ranges[id(result)] = [result, done, done]
         for region in op.regions:
-            for arg in region.args:  # carried values and induction variables: the whole body
-                ranges[id(arg)] = [arg, *spans[id(op)]]
+            for arg in region.args:  # carried values and induction variables: from the body's start to their last use
+                ranges[id(arg)] = [arg, spans[id(op)][0], spans[id(op)][0]]
     for op in func.walk():
         at = order[id(op)]
+        elementwise = OPS[op.name].elementwise and op.results
         for value in op.operands:
             entry = ranges.get(id(value))
             if entry is None:
                 continue
-            last = at
+            # an elementwise op of the same shape computes in place, element by element, and a dot adds into its
+            # accumulator: the operand's registers become the result's (a chain of them holds one tile, not one per op)
+            in_place = (elementwise and value.type.shape == op.results[0].type.shape
+                        or op.name == OP.TILE_DOT and value is op.operands[2])
+            last = at - 1 if in_place else at
             for loop in loops[id(op)]:  # a use inside a loop the value was defined before
                 first, end = spans[id(loop)]
                 if entry[1] < first:
                     last = max(last, end)
                     break
             entry[2] = max(entry[2], last)
+    staged = _staged_operands(func)
+    mma = _accumulator_values(func, staged)
     events = []
     for value, first, last in ranges.values():
-        size = _register_weight(value.type)
+        size = 0.0 if id(value) in staged else _register_weight(value.type)
         if size:
-            events += [(first, size), (last + 1, -size)]
-    live = most = 0.0
-    for _, change in sorted(events):
-        live += change
-        most = max(most, live)
-    return int(most)
+            other, acc = (0.0, size) if id(value) in mma else (size, 0.0)
+            events += [(first, other, acc), (last + 1, -other, -acc)]
+    return sorted(events)
+
+
+_PASS_THROUGH = (OP.ARITH_CAST, OP.TILE_PERMUTE)
+
+
+def _staged_operands(func) -> set[int]:
+    """ids of tiles loaded in a loop that reach only that loop's dots' A and B operands (through casts and
+    transposes): a GPU build copies them into shared memory asynchronously, so they never occupy registers (a
+    loop-invariant operand loaded before the loop stays in registers)."""
+    users: dict[int, list] = {}
+    for op in func.walk():
+        for position, value in enumerate(op.operands):
+            users.setdefault(id(value), []).append((op, position))
+
+    def staged(value, block) -> bool:
+        uses = users.get(id(value), [])
+        return bool(uses) and all((op.name == OP.TILE_DOT and position < 2 and op.parent is block)
+                                  or (op.name in _PASS_THROUGH and staged(op.results[0], block))
+                                  for op, position in uses)
+
+    found: set[int] = set()
+    for op in func.walk():
+        if op.name == OP.TILE_LOAD and staged(op.results[0], op.parent):
+            found.add(id(op.results[0]))
+            chain = [use for use, _ in users.get(id(op.results[0]), []) if use.name in _PASS_THROUGH]
+            while chain:
+                step = chain.pop()
+                found.add(id(step.results[0]))
+                chain += [use for use, _ in users.get(id(step.results[0]), []) if use.name in _PASS_THROUGH]
+    return found
+
+
+def _accumulator_values(func, staged: set[int] = frozenset()) -> set[int]:
+    """ids of the values in a dot's register layouts: its results, what elementwise ops make of them at the same
+    shape (Triton keeps their layout), loop-carried values that such values are yielded to, and operands that are
+    not staged through shared memory (a loop-invariant tile the dot reads from registers every iteration)."""
+    found: set[int] = set()
+    for _ in range(3):  # carried values feed back through loops: a few passes reach the fixed point
+        before = len(found)
+        for op in func.walk():
+            if op.name == OP.TILE_DOT:
+                found.update(id(r) for r in op.results)
+                found.update(id(v) for v in op.operands[:2] if id(v) not in staged)
+            elif OPS[op.name].elementwise and op.results and any(
+                    id(v) in found and v.type.shape == op.results[0].type.shape for v in op.operands):
+                found.update(id(r) for r in op.results)
+            elif op.name == OP.SCF_FOR:
+                body = op.regions[0]
+                yielded = body.terminator.operands if body.terminator is not None else []
+                for i, value in enumerate(yielded):
+                    if id(value) in found:
+                        found.update((id(body.args[i + 1]), id(op.results[i])))
+        if len(found) == before:
+            break
+    return found
 
 
 def _register_weight(type_) -> float:

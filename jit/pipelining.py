@@ -30,17 +30,34 @@ def enclosing_loop(op: Operation) -> Operation | None:
 def load_pipelining(load: Operation) -> dict:
     """How a GPU build treats a tile.load: {"loop": the enclosing loop op or None, "stages": the loop's
     num_stages hint (None: the launch's), "distance": the load's stage distance when Triton would pipeline
-    it given enough stages (None when it never would)}."""
+    it given enough stages (None when it never would), "level": how many loads of the same loop body (or of
+    the straight-line code around it) its address waits for, one after another}."""
     loop = enclosing_loop(load)
+    level = _level(load, load.parent)
     if loop is None:
-        return {"loop": None, "stages": None, "distance": None}
+        return {"loop": None, "stages": None, "distance": None, "level": level}
     stages = loop.attrs.get("num_stages")
     body = loop.regions[0]
     innermost = loop.name == OP.SCF_FOR and not any(op.name in _LOOPS for op in body.walk() if op is not loop)
     distance = None
     if innermost and load.parent is body:
         distance = _distances(body, with_hint=stages is not None).get(id(load))
-    return {"loop": loop, "stages": stages, "distance": distance}
+    return {"loop": loop, "stages": stages, "distance": distance, "level": level}
+
+
+def _level(load: Operation, block: Block, limit: int = 256) -> int:
+    """The longest chain of loads in `block` that the load's address is computed from (a page-table gather: 1)."""
+    memo: dict[int, int] = {}
+
+    def depth(op: Operation) -> int:
+        if id(op) in memo or len(memo) > limit:
+            return memo.get(id(op), 0)
+        memo[id(op)] = 0
+        found = max((depth(v.op) for v in op.operands if v.op is not None and v.op.parent is block), default=0)
+        memo[id(op)] = found + (1 if op.name == OP.TILE_LOAD else 0)
+        return memo[id(op)]
+
+    return max((depth(v.op) for v in load.operands[:1] if v.op is not None and v.op.parent is block), default=0)
 
 
 def _distances(body: Block, with_hint: bool) -> dict[int, int]:
@@ -85,3 +102,28 @@ def _nested_operands(op: Operation) -> list:
             defined.update(id(r) for r in inner.results)
             values.extend(v for v in inner.operands if id(v) not in defined)
     return values
+
+
+def phase_keys(loads: dict[int, dict], num_stages: int, vector_bytes: dict[int, int]) -> dict[int, str]:
+    """The memory phase of each load probe (simulator.Counters.phase_rounds): "loop:depth:chain".
+
+    loads: probe -> its record (jit.codegen.instrument: loop, loop_stages, pipeline_distance, level); vector_bytes:
+    probe -> the contiguous bytes one thread loads at once. The loads of one loop form one phase; depth is the
+    iterations of loads in flight (Triton's (stages - 1) / (farthest distance + 1), or 0 when any load of the loop
+    stays synchronous); chain the dependent round trips of an iteration (1 + the longest chain of loads a
+    synchronous address waits for). Loads outside loops form the phase "-"."""
+    by_loop: dict[object, list[int]] = {}
+    for probe, info in loads.items():
+        by_loop.setdefault(info.get("loop"), []).append(probe)
+    keys = {}
+    for loop, probes in by_loop.items():
+        depth = 0
+        if loop is not None:
+            stages = loads[probes[0]].get("loop_stages") or num_stages
+            distances = [loads[p].get("pipeline_distance") for p in probes]
+            if all(d is not None and d < stages - 1 and vector_bytes.get(p, 0) >= 4 for d, p in zip(distances, probes)):
+                depth = (stages - 1) // (max(distances) + 1)
+        chain = 1 if depth else 1 + max(loads[p].get("level", 0) for p in probes)
+        key = f"{'-' if loop is None else loop}:{depth}:{chain}"
+        keys.update(dict.fromkeys(probes, key))
+    return keys

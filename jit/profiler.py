@@ -29,10 +29,11 @@ import numpy as np
 import simulator
 from dsl.dtypes import parse_ir_type
 from dsl.ir.ops import OP, OPS, Trait, with_trait
-from jit import gpu_resources, launch, native, sampling, shared_model
+from jit import gpu_resources, launch, native, pipelining, sampling, shared_model
 from jit.layout import default_layout, warp_rows
 from jit.tracebuf import TraceBuffers
 from simulator import Counters, LaunchCounters, LaunchRecord, MachineSpec
+from simulator.counters import ROW_BUCKETS
 
 DEFAULT_SHARED_PADDING = 1  # elements of padding per scratch row of a layout change (Triton pads too)
 LineKey = tuple[str, int]
@@ -220,7 +221,8 @@ def _record(jit_fn, kernel, grid, strata: list[tuple[TraceBuffers, int, float]],
                                    shared_padding=padding, device=device, touched=seen,
                                    cache=kernel.metadata.setdefault("profile_cache", {}),
                                    program_factor=weight if sampled else None,
-                                   register_bytes=gpu_resources.kernel_register_bytes(kernel))
+                                   register_bytes=gpu_resources.kernel_register_bytes(kernel), launch_programs=total,
+                                   grid_rows=grid[0])
         if weight != 1.0:
             part = sampling.scale(part, weight, int(round(measured * weight)))
             part_lines = {key: sampling.scale(c, weight, 0) for key, c in part_lines.items()}
@@ -228,8 +230,7 @@ def _record(jit_fn, kernel, grid, strata: list[tuple[TraceBuffers, int, float]],
         for key, c in part_lines.items():
             lines[key] = lines[key] + c if key in lines else c
         touched.append((seen, weight * stride))  # (thinned loops: their sectors stand for `stride` times as many)
-    if sampled:
-        totals, lines = sampling.footprint_limit(totals, lines, touched, device.ranges, spec)
+    totals, lines = sampling.launch_dram(totals, lines, touched, device.ranges, spec, sampled)
     shown = tuple(grid[:max(1, max((i + 1 for i, g in enumerate(grid) if g != 1), default=1))])
     constexprs = {n: kernel.signature[n] for n in jit_fn.constexprs if n in kernel.signature}
     return LaunchRecord.build(jit_fn.__name__, shown, totals, machine=spec, cpu_seconds=cpu, constexprs=constexprs,
@@ -282,9 +283,12 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
             num_stages: int, shared_padding: int = DEFAULT_SHARED_PADDING,
             device: DeviceAddresses | None = None, touched: dict[str, list] | None = None,
             cache: dict | None = None, program_factor: float | None = None,
-            register_bytes: int = 0) -> tuple[Counters, dict[LineKey, Counters]]:
+            register_bytes: int = 0, launch_programs: int | None = None,
+            grid_rows: int = 1) -> tuple[Counters, dict[LineKey, Counters]]:
     """Launch totals and per-line counters of the programs an instrumented run executed.
     register_bytes: the kernel's live tile bytes (jit.gpu_resources.register_bytes), for its register demand.
+    launch_programs: the launch's grid size (how many programs can run at once bounds the L2's reuse).
+    grid_rows: the grid's first dim (the work of programs is told apart by their coordinate along it).
     touched: filled with the sector ids each kind of access ("read", "write") touched.
     cache: a dict kept with the kernel; what depends only on the kernel and the execution counts (not on
     addresses) is computed once per distinct case there, so profiling a kernel again costs less.
@@ -301,23 +305,38 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
                                   register_bytes)
         if cache is not None:
             cache[key] = cached
-    registers, shared_bytes, extra = cached
+    registers, shared_bytes, extra, loop_work = cached
+    resident = simulator.occupancy(spec, num_warps, registers, shared_bytes).programs_per_unit
     rec = LaunchCounters(spec, programs=programs, num_warps=num_warps, num_stages=num_stages,
                          registers_per_thread=registers, shared_bytes_per_program=shared_bytes,
-                         extrapolate=None if program_factor is None else (program_factor, device.ranges))
-    for p in live:
+                         extrapolate=None if program_factor is None else (program_factor, device.ranges),
+                         concurrency=min(launch_programs or programs, max(1, resident) * spec.units))
+    traced = [p for p in live if probes[p]["trace"] and any(len(part) for part in buffers.stream_parts(p))]
+    ranks = {p: _order_rank(probes, p) for p in traced}
+    layouts = {p: _layout(probes[p], buffers.stream_parts(p), spec, num_warps, device) for p in traced}
+    loads = {p: probes[p] for p in traced if probes[p]["op"] == OP.TILE_LOAD}
+    phases = pipelining.phase_keys(loads, num_stages, {p: layouts[p].vector_bytes for p in loads})
+    for p in traced:
         info = probes[p]
-        if info["trace"]:
-            line = (file, int(info["line"] or 0))
-            weight = float(counts[p]) / max(1, buffers.records(p))  # executions per traced one (jit.sampling)
-            results = _memory(rec, line, info, buffers.stream_parts(p), spec, num_warps, device, weight)
-            if touched is not None:
-                touched["write" if _ACCESS.get(info["op"]) == "store" else "read"].extend(r.sector_ids for r in results)
-    # the longest chain of dependent loads: a load executed n times in a loop waits n round trips
-    rec.memory_rounds(max((int(counts[p]) for p in live if probes[p]["op"] == OP.TILE_LOAD), default=0))
-    # loads whose addresses come from other loads (gathers through a page table) wait for those first
-    rec.dependent_rounds(max((int(counts[p]) for p in live if probes[p]["op"] == OP.TILE_LOAD
-                              and probes[p].get("indirect")), default=0))
+        line = (file, int(info["line"] or 0))
+        weight = float(counts[p]) / max(1, buffers.records(p))  # executions per traced one (jit.sampling)
+        results = _memory(rec, line, info, buffers.stream_parts(p), spec, num_warps, device, layouts[p], weight,
+                          ranks[p], phases.get(p))
+        if touched is not None:
+            touched["write" if _ACCESS.get(info["op"]) == "store" else "read"].extend(r.sector_ids for r in results)
+    rounds: dict[str, int] = {}  # a phase runs as often as its most executed load
+    for p, key in phases.items():
+        rounds[key] = max(rounds.get(key, 0), int(counts[p]))
+    of_loop = {probes[p].get("loop"): key for p, key in phases.items()}
+    work: dict[str, int] = {}  # the phase's warp instructions besides its memory ops, and its dots' FLOPs
+    flops: dict[str, int] = {}
+    for loop, found in loop_work.items():
+        if loop in of_loop:
+            key = of_loop[loop]
+            work[key] = work.get(key, 0) + found.instructions[""]
+            flops[key] = flops.get(key, 0) + sum(found.tensor_flops.values())
+    rec.launch(Counters(phase_rounds=rounds, phase_instructions=work, phase_flops=flops)
+               + _row_work(buffers, traced, counts, grid_rows))
     totals, lines = rec.finish()
     for line, counters in extra.items():
         lines[line] = lines.get(line, Counters()) + counters
@@ -368,10 +387,12 @@ def _contiguous_dim(buffers: TraceBuffers, probe: int, device: DeviceAddresses) 
 
 
 def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, padding, dots=None, register_bytes=0):
-    """(registers per thread, shared bytes per program, per-line counters of the non-memory ops)."""
+    """(registers per thread, shared bytes per program, per-line counters of the non-memory ops, per enclosing loop
+    the warp instructions (under the key "") and dot FLOPs of those ops)."""
     shared_bytes = gpu_resources.shared_bytes(probes, live, spec, num_warps, num_stages, padding)
     registers = simulator.estimate_registers(register_bytes, num_warps, spec)
     extra: dict[LineKey, Counters] = {}
+    loop_work: dict[object, int] = {}
     dot_shapes = {tuple(probes[p]["results"][0][0]) for p in live if probes[p]["op"] == OP.TILE_DOT}
     for p in live:
         info = probes[p]
@@ -380,39 +401,108 @@ def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, pa
             if found is not None:
                 line = (file, int(info["line"] or 0))
                 extra[line] = extra.get(line, Counters()) + found
-    return registers, shared_bytes, extra
+                loop = info.get("loop")
+                loop_work[loop] = loop_work.get(loop, Counters()) + Counters(
+                    instructions={"": found.warp_instructions + found.shared_requests}, tensor_flops=found.tensor_flops)
+    return registers, shared_bytes, extra, loop_work
 
 
-def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarray], spec: MachineSpec,
-            num_warps: int, device: DeviceAddresses, weight: float = 1.0) -> list:
-    """Per-warp address rows of every execution of one traced load / store / atomic (the trace comes in
-    parts, one per chunk, so it is never copied whole). Returns the coalescing results of global accesses."""
+@dataclasses.dataclass(frozen=True)
+class AccessLayout:
+    """How a GPU build lays out one traced access: its tile, dims in memory order, vector width, warp rows."""
+
+    shape: tuple[int, ...]
+    itemsize: int
+    axes: tuple[int, ...]
+    index: np.ndarray  # the memory-ordered view's flat position -> the tile's
+    vector: int
+    rows: object  # jit.layout.warp_rows of the view
+
+    @property
+    def vector_bytes(self) -> int:
+        return self.vector * self.itemsize
+
+
+def _layout(info: dict, parts: list[np.ndarray], spec: MachineSpec, num_warps: int,
+            device: DeviceAddresses) -> AccessLayout:
+    """Triton's coalescing pass orders each access's layout by its pointer's contiguity: a tile whose addresses
+    run along another dim is laid out with that dim fastest (through a layout change in shared memory when the
+    value was made in the default layout); the vector width is read off the first records."""
     shape = tuple(info["operands"][0][0])
     itemsize = parse_ir_type(info["operands"][0][1]).element_ty.itemsize
     numel = math.prod(shape)
-    kind = info["op"]
-    access = _ACCESS.get(kind, "atomic")
-    parts = [part for part in parts if len(part)]
-    if not parts:
-        return []
-    threads = num_warps * spec.warp_size
-    head = device(parts[0][:4, 1:1 + numel])
-    # Triton's coalescing pass orders each access's layout by its pointer's contiguity: a tile whose
-    # addresses run along another dim is laid out with that dim fastest (through a layout change in
-    # shared memory when the value was made in the default layout)
+    first = next(part for part in parts if len(part))
+    head = device(first[:4, 1:1 + numel])
     axes = _fastest_last(head, shape, itemsize)
     view = tuple(shape[a] for a in axes)
-    index = np.arange(numel).reshape(shape).transpose(axes).ravel()  # view's flat position -> tile's
-    head = head[:, index]
-    vector = 1 if OPS[kind].cls == "atomic" else _vector_width(head, view, itemsize, threads)
-    rows = warp_rows(default_layout(view, num_warps, spec.warp_size, vector))
+    index = np.arange(numel).reshape(shape).transpose(axes).ravel()
+    threads = num_warps * spec.warp_size
+    vector = 1 if OPS[info["op"]].cls == "atomic" else _vector_width(head[:, index], view, itemsize, threads)
+    return AccessLayout(shape, itemsize, axes, index, vector,
+                        warp_rows(default_layout(view, num_warps, spec.warp_size, vector)))
+
+
+def _order_rank(probes: list[dict], probe: int) -> int:
+    """Where a memory op's executions fall in its program's stream: ops of one loop interleave by iteration, so
+    they share the rank of the loop's first memory op; an op outside loops is ranked by itself."""
+    loop = probes[probe].get("loop")
+    if loop is None:
+        return probe
+    return min(p for p, info in enumerate(probes) if info.get("trace") and info.get("loop") == loop)
+
+
+def _row_work(buffers: TraceBuffers, traced: list[int], counts, rows: int) -> Counters:
+    """How the measured programs' work (memory-op executions) varies along the grid's first dim: empty when every
+    program did the same, else per bucket of coordinates the work and the programs (Counters.row_work). Causal
+    attention's programs do more the later their query block; a paged decode's, the longer their sequence."""
+    pids, work = [], []
+    for p in traced:
+        ids = np.concatenate([part[:, 0] for part in buffers.stream_parts(p) if len(part)])
+        pids.append(ids)
+        work.append(np.full(ids.size, float(counts[p]) / max(1, buffers.records(p))))
+    if not pids:
+        return Counters()
+    pids, work = np.concatenate(pids), np.concatenate(work)
+    programs, inverse = np.unique(pids, return_inverse=True)
+    per_program = np.bincount(inverse, weights=work)
+    if np.ptp(per_program) <= 0.02 * per_program.mean():
+        return Counters()
+    buckets = (programs % rows) * min(rows, ROW_BUCKETS) // rows
+    return Counters(row_work={str(b): int(round(w)) for b, w in zip(*_sums(buckets, per_program))},
+                    row_programs={str(b): int(c) for b, c in zip(*_sums(buckets, np.ones(programs.size)))})
+
+
+def _sums(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    unique, inverse = np.unique(keys, return_inverse=True)
+    return unique, np.bincount(inverse, weights=values)
+
+
+def _iterations(parts: list[np.ndarray]) -> list[np.ndarray]:
+    """Per record, how many records of the same program came before it (its execution index, in traced ones)."""
+    pids = np.concatenate([part[:, 0] for part in parts])
+    starts = np.flatnonzero(np.concatenate(([True], pids[1:] != pids[:-1])))
+    index = np.arange(pids.size) - np.repeat(starts, np.diff(np.append(starts, pids.size)))
+    return np.split(index, np.cumsum([len(part) for part in parts])[:-1])
+
+
+def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarray], spec: MachineSpec,
+            num_warps: int, device: DeviceAddresses, layout: AccessLayout, weight: float = 1.0, rank: int = 0,
+            phase: str | None = None) -> list:
+    """Per-warp address rows of every execution of one traced load / store / atomic (the trace comes in
+    parts, one per chunk, so it is never copied whole). Returns the coalescing results of global accesses.
+    rank and each record's execution index order the access within its program (the L2's stream); phase: the
+    memory phase of a load (jit.pipelining.phase_keys)."""
+    shape, itemsize, index, vector, rows = layout.shape, layout.itemsize, layout.index, layout.vector, layout.rows
+    numel = math.prod(shape)
+    access = _ACCESS.get(info["op"], "atomic")
+    parts = [part for part in parts if len(part)]
     element = index[rows.element]
     per_record = rows.element.shape[0]
     results = []
-    if axes != tuple(range(len(shape))):
+    if layout.axes != tuple(range(len(shape))):
         executions = sum(len(data) for data in parts) * weight
         rec.add(line, sampling.scale(_layout_change(numel * itemsize, num_warps, spec), executions, 0))
-    for data in parts:
+    for data, iteration in zip(parts, _iterations(parts)):
         lanes = data[:, 1:1 + numel][:, element]  # [records, instructions, lanes]
         shift = device.shift(data[:, 1])
         if shift is not None:
@@ -429,14 +519,15 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
         if active is None and access != "load" and rows.replica.any():
             active = np.broadcast_to(~rows.replica, (len(data),) + rows.replica.shape).reshape(-1, spec.warp_size)
         program_ids = np.repeat(data[:, 0], per_record)
+        order = np.repeat((rank << 32) + iteration, per_record)
         if access == "load":
             results.append(rec.global_access(line, lanes, active, vector * itemsize, program_ids=program_ids,
-                                             weight=weight))
+                                             weight=weight, order=order, phase=phase))
         elif access == "store":
             results.append(rec.global_access(line, lanes, active, vector * itemsize, store=True,
-                                             program_ids=program_ids, weight=weight))
+                                             program_ids=program_ids, weight=weight, order=order))
         else:
-            rec.atomic_access(line, lanes, active, itemsize, program_ids=program_ids, weight=weight)
+            rec.atomic_access(line, lanes, active, itemsize, program_ids=program_ids, weight=weight, order=order)
     return results
 
 
@@ -467,7 +558,7 @@ def _layout_change(nbytes: int, num_warps: int, spec: MachineSpec) -> Counters:
     """One layout change of a tile through shared memory: written and read once, conflict-free, a barrier."""
     wavefronts = 2 * -(-nbytes // (spec.shared_banks * spec.shared_bank_bytes))
     return Counters(shared_requests=wavefronts, shared_wavefronts=wavefronts, shared_bytes=2 * nbytes,
-                    barriers=num_warps)
+                    barriers=num_warps, exchanges=num_warps)
 
 
 def _vector_width(addresses: np.ndarray, shape: tuple[int, ...], itemsize: int, threads: int) -> int:
@@ -516,7 +607,8 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
         src = info["operands"][0]
         itemsize = max(1, parse_ir_type(src[1]).itemsize)
         writes, reads, _ = shared_model.permute(tuple(src[0]), order, itemsize, num_warps, spec.warp_size, padding)
-        return _times(_shared(writes + reads, spec), execs) + Counters(barriers=execs * num_warps)
+        return _times(_shared(writes + reads, spec), execs) + Counters(barriers=execs * num_warps,
+                                                                       exchanges=execs * num_warps)
     cls = OPS[name].cls
     if cls == "barrier":
         return Counters(barriers=execs * num_warps)
@@ -595,7 +687,8 @@ def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int, dot_sh
         instructions["shuffle"] = execs * num_warps * rounds * max(1, held)
     counters = Counters(instructions=instructions, simt_flops=flops)
     if writes:
-        counters = counters + _times(_shared(writes + reads, spec), execs) + Counters(barriers=2 * execs * num_warps)
+        counters = counters + _times(_shared(writes + reads, spec), execs) + Counters(barriers=2 * execs * num_warps,
+                                                                                      exchanges=execs * num_warps)
     return counters
 
 

@@ -11,7 +11,7 @@ long loops' traces to every stride-th iteration when needed, then measures the r
 only on the kernel and the grid, never on timing, so a modeled time is reproducible on any host.
 sample=True uses a fixed size for grids over AUTO_EXACT.
 Each stratum's counts are scaled by its weight (additive fields; configuration fields stay), DRAM
-traffic is capped by the launch's extrapolated footprint when it fits in the L2 (footprint_limit),
+traffic comes from the launch's extrapolated footprint (launch_dram),
 and the record is marked `sampled`, which every profile table shows with '~'.
 benchmarks/bench_sampling.py measures the error against full runs.
 """
@@ -179,33 +179,35 @@ def footprint_bytes(groups: list[tuple[list[np.ndarray], float]], ranges: tuple[
     return int(total)
 
 
-def footprint_limit(totals: Counters, lines: dict, touched: list[tuple[dict[str, list], float]], ranges,
-                    spec: MachineSpec) -> tuple[Counters, dict]:
-    """Cap scaled DRAM traffic by the launch's extrapolated footprint when that fits in the L2.
+def launch_dram(totals: Counters, lines: dict, touched: list[tuple[dict[str, list], float]], ranges,
+                spec: MachineSpec, sampled: bool) -> tuple[Counters, dict]:
+    """The launch's DRAM traffic from its footprint (distinct bytes read and written, extrapolated from a sample).
 
-    A sample sees little of the reuse between programs (neighbouring matmul tiles share rows of A),
-    so its misses, scaled, overstate DRAM traffic; but when the data the launch touches fits in the
-    L2, each sector comes from DRAM at most once. L2 misses shrink in proportion (they become hits).
+    Writes: the L2 holds back up to `l2_dirty_bytes` of written data when a launch ends and writes it back after
+    it, so the launch itself writes max(0, written - l2_dirty_bytes) to DRAM, shared among the lines that store.
+    Reads of a sampled launch: a sample sees little of the reuse between programs (neighbouring matmul tiles share
+    rows of A), so its misses, scaled, overstate DRAM reads; but when the data the launch touches fits in the L2,
+    each sector comes from DRAM at most once. L2 misses shrink in proportion (they become hits).
     """
-    caps = {f"dram_{kind}_bytes": footprint_bytes([(t.get(kind, []), f) for t, f in touched], ranges, spec.sector_bytes)
-            for kind in ("read", "write")}
-    if sum(caps.values()) > spec.l2_bytes:
-        return totals, lines
-    ratios = {}
-    for name, cap in caps.items():
-        value = getattr(totals, name)
-        ratios[name] = min(1.0, cap / value) if value else 1.0
-    if all(r == 1.0 for r in ratios.values()):
-        return totals, lines
-    before = totals.dram_bytes
+    read, written = (footprint_bytes([(t.get(kind, []), f) for t, f in touched], ranges, spec.sector_bytes)
+                     for kind in ("read", "write"))
+    stored = sum(c.store_bytes_moved for c in lines.values())
+    writes = max(0.0, written - spec.l2_dirty_bytes)
+    read_ratio = 1.0
+    if sampled and read + written <= spec.l2_reuse_bytes and totals.dram_read_bytes:
+        read_ratio = min(1.0, read / totals.dram_read_bytes)
 
-    def limited(c: Counters) -> Counters:
-        changes = {name: int(round(getattr(c, name) * r)) for name, r in ratios.items()}
-        kept = (changes["dram_read_bytes"] + changes["dram_write_bytes"]) / c.dram_bytes if c.dram_bytes else 1.0
-        misses = int(round(c.l2_misses * kept))
-        return dataclasses.replace(c, **changes, l2_misses=misses, l2_hits=c.l2_hits + c.l2_misses - misses)
+    def charged(c: Counters) -> Counters:
+        dram_read = int(round(c.dram_read_bytes * read_ratio))
+        misses = int(round(c.l2_misses * (dram_read / c.dram_read_bytes if c.dram_read_bytes else 1.0)))
+        share = c.store_bytes_moved / stored if stored else 0.0
+        phases = {k: int(round(v * read_ratio)) for k, v in c.phase_dram_bytes.items()}
+        return dataclasses.replace(c, dram_read_bytes=dram_read, dram_write_bytes=int(round(writes * share)),
+                                   l2_misses=misses, l2_hits=c.l2_hits + c.l2_misses - misses, phase_dram_bytes=phases)
 
-    totals = limited(totals)
-    lines = {key: limited(c) for key, c in lines.items()}
-    assert totals.dram_bytes <= before
-    return totals, lines
+    lines = {key: charged(c) for key, c in lines.items()}
+    moved = sum((Counters(**{f: getattr(c, f) for f in _DRAM_FIELDS}) for c in lines.values()), Counters())
+    return dataclasses.replace(totals, **{f: getattr(moved, f) for f in _DRAM_FIELDS}), lines
+
+
+_DRAM_FIELDS = ("dram_read_bytes", "dram_write_bytes", "l2_hits", "l2_misses", "phase_dram_bytes")

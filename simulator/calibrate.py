@@ -3,11 +3,14 @@
 Run on a machine with a CUDA GPU, torch and triton:  python -m simulator.calibrate [out.json]
 It prints, and writes as JSON, the values to put into that machine's spec table (presets.py):
 dram_efficiency (large copy), l2_bytes_per_s (L2-resident re-reads, L1 bypassed),
-mem_latency_cycles and l2_latency_cycles (pointer chases through DRAM and through L2),
+dram_chase_cycles and l2_chase_cycles (pointer chases through DRAM and through L2, for reference),
 launch_overhead_s (an empty kernel timed like a user would), barrier_cycles (back-to-back
 barriers of 4 warps), tensor_efficiency (large bf16 GEMM), atomic_ops_per_clk and
-atomic_serial_cycles (atomics to distinct addresses / to one address). Nothing else in the
-simulator imports this module: the simulator itself needs neither torch nor a GPU.
+atomic_serial_cycles (atomics to distinct addresses / to one address).
+`--curve OUT.json` measures achieved bandwidth against bytes in flight per unit (concurrency_curve) and
+`--fit-curve CURVE.json` turns such a curve into the round-trip fields (dram_round_cycles, l2_round_cycles,
+l2_load_bytes_per_s, the queue exponents). Nothing else in the simulator imports this module: the simulator
+itself needs neither torch nor a GPU.
 """
 
 from __future__ import annotations
@@ -111,8 +114,8 @@ def measure(clock_hz: float | None = None) -> dict[str, float]:
     run("l2", l2)
     # do_bench flushes L2 before each call, so the first chain misses every step (TLB misses
     # included over 2 GiB); the second repeats a 4096-line chain without a flush and hits L2
-    run("latency", lambda: {"mem_latency_cycles": latency(2 << 30, flush=True),
-                            "l2_latency_cycles": latency(4 << 20, flush=False)})
+    run("latency", lambda: {"dram_chase_cycles": latency(2 << 30, flush=True),
+                            "l2_chase_cycles": latency(4 << 20, flush=False)})
 
     def launch():
         dst = torch.empty(1, device="cuda")
@@ -207,13 +210,42 @@ def concurrency_curve(units: int | None = None) -> list[dict[str, float]]:
     return points
 
 
+def fit_curve(points: list[dict[str, float]], units: int, clock_hz: float) -> dict[str, float]:
+    """Round-trip parameters from concurrency_curve's points, per source ("dram", "l2"): the unloaded round trip
+    L (cycles), the bandwidth B and the exponent p of round = (L^p + (units x in_flight / B)^p)^(1/p) that fit the
+    achieved bandwidths best (median log error; a grid search, so the same data always give the same values)."""
+    import numpy as np
+
+    fitted = {}
+    for source, prefix in (("dram", "dram"), ("l2", "l2")):
+        chosen = [p for p in points if p["source"] == source]
+        if not chosen:
+            continue
+        in_flight = units * np.array([p["in_flight_per_unit"] for p in chosen], dtype=float)
+        achieved = np.array([p["bytes_per_s"] for p in chosen])
+        top = float(achieved.max())
+        latencies = np.arange(100e-9, 1500e-9, 5e-9)[:, None]
+        best = None
+        for exponent in (1.0, 1.5, 2.0, 2.5, 3.0, 4.0):
+            for peak in top * np.arange(1.0, 1.6, 0.025):
+                rounds = (latencies ** exponent + (in_flight / peak) ** exponent) ** (1 / exponent)
+                errors = np.median(np.abs(np.log(in_flight / rounds / achieved)), axis=1)
+                at = int(errors.argmin())
+                if best is None or errors[at] < best[0]:
+                    best = (float(errors[at]), float(latencies[at, 0]), exponent, float(peak))
+        error, latency, exponent, peak = best
+        fitted.update({f"{prefix}_round_cycles": round(latency * clock_hz), f"{prefix}_queue_exponent": exponent,
+                       f"{prefix}_round_bytes_per_s": peak, f"{prefix}_round_fit_error": error})
+    return fitted
+
+
 def derive(raw: dict[str, float], dram_peak: float, tensor_peak: float) -> dict[str, float]:
     """Spec values from the raw measurements."""
     units, clock = raw["units"], raw["clock_hz"]
     spec = {}
     if "dram_copy_bytes_per_s" in raw:
         spec["dram_efficiency"] = raw["dram_copy_bytes_per_s"] / dram_peak
-    for key in ("l2_bytes_per_s", "mem_latency_cycles", "l2_latency_cycles", "launch_overhead_s", "barrier_cycles"):
+    for key in ("l2_bytes_per_s", "launch_overhead_s", "barrier_cycles"):
         if key in raw:
             spec[key] = raw[key]
     if "bf16_gemm_flops" in raw:
@@ -227,6 +259,11 @@ def derive(raw: dict[str, float], dram_peak: float, tensor_peak: float) -> dict[
 def main(argv: list[str]) -> None:
     from simulator.specs import get_spec
 
+    if argv[:1] == ["--fit-curve"]:  # python -m simulator.calibrate --fit-curve CURVE.json: the spec values
+        h200 = get_spec("h200")
+        with open(argv[1], encoding="utf-8") as f:
+            print(json.dumps(fit_curve(json.load(f), h200.units, h200.clock_hz), indent=2))
+        return
     if argv[:1] == ["--curve"]:  # python -m simulator.calibrate --curve OUT.json
         points = concurrency_curve()
         for p in points:

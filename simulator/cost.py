@@ -36,10 +36,14 @@ source); `python -m simulator.validate` scores it against measured H200 sweeps.
 
 from __future__ import annotations
 
+import dataclasses
+import heapq
 import math
 from dataclasses import dataclass, field
 
-from simulator.counters import INSTRUCTION_CLASSES, Counters
+import numpy as np
+
+from simulator.counters import INSTRUCTION_CLASSES, ROW_BUCKETS, Counters
 from simulator.occupancy import Occupancy, Waves, occupancy, register_budget, waves
 from simulator.specs import MachineSpec, ceil_div, current_spec
 
@@ -131,6 +135,16 @@ def estimate(counters: Counters, grid: int | tuple[int, ...] | None = None,
         for name in COMPONENTS:
             totals[name] += count * cycles[name] / spec.clock_hz
 
+    weights = _row_weights(counters, grid if grid is not None else (programs,), programs)
+    if weights is not None:  # programs of unequal work: the slots are filled in launch order as they free up
+        per_unit = min(occ.programs_per_unit, ceil_div(programs, spec.units))
+        units = min(spec.units, programs)
+        full = _blend(_wave_components(per_program, spec, per_unit, units, num_warps), spec.alpha) / spec.clock_hz
+        scheduled = _makespan(full * weights, per_unit * units)
+        schedule = [dataclasses.replace(w, start_s=w.start_s * scheduled / start, seconds=w.seconds * scheduled / start)
+                    for w in schedule]
+        totals = {name: value * scheduled / start for name, value in totals.items()}
+        start = scheduled
     contention = counters.atomic_max_multiplicity * spec.atomic_serial_cycles / spec.clock_hz
     body = max(start, contention)
     totals["atomics"] = max(totals["atomics"], contention)
@@ -141,6 +155,36 @@ def estimate(counters: Counters, grid: int | tuple[int, ...] | None = None,
                     clock_hz=spec.clock_hz)
 
 
+MAX_SCHEDULED = 1 << 17  # launches with more programs of unequal work are modeled as equal waves
+
+
+def _row_weights(counters: Counters, grid: tuple[int, ...], programs: int) -> np.ndarray | None:
+    """Each program's work relative to the mean, in launch order (the first grid dim varies fastest), from
+    counters.row_work; None when every program does the same. Buckets no measured program fell in take the
+    nearest measured bucket's work."""
+    if not counters.row_work or programs > MAX_SCHEDULED:
+        return None
+    rows = grid[0] if isinstance(grid, tuple) else grid
+    buckets = min(rows, ROW_BUCKETS)
+    measured = sorted(int(b) for b in counters.row_work)
+    per_program = np.array([counters.row_work[str(b)] / max(1, counters.row_programs.get(str(b), 1)) for b in measured])
+    row_bucket = np.arange(rows) * buckets // rows
+    nearest = np.abs(row_bucket[:, None] - np.array(measured)[None, :]).argmin(axis=1)
+    work = np.tile(per_program[nearest], programs // rows)
+    return work / work.mean() if work.mean() > 0 else None
+
+
+def _makespan(durations: np.ndarray, slots: int) -> float:
+    """When the last of `durations` (in launch order) ends, each program taking the first slot that frees up."""
+    if durations.size <= slots:
+        return float(durations.max())
+    free = list(durations[:slots])
+    heapq.heapify(free)
+    for duration in durations[slots:]:
+        heapq.heapreplace(free, free[0] + duration)
+    return float(max(free))
+
+
 class _PerProgram:
     """Average counts of one program, and the per-program cycle costs that do not depend on the wave."""
 
@@ -148,11 +192,14 @@ class _PerProgram:
         n = max(1, counters.programs)
         tensor, transposed = _tensor_cycles(counters, spec, num_warps)
         self.tensor_cycles = tensor / n
+        flops = sum(counters.tensor_flops.values())
+        self.tensor_per_flop = tensor / flops if flops else 0.0
         self.transpose_cycles = transposed * spec.mma_transpose_cycles / n
         spilled = max(0, counters.registers_per_thread - register_budget(spec, num_warps))
+        self.phases = [_Phase.of(key, counters, n) for key in counters.phase_rounds if counters.phase_rounds[key]]
         # every spilled register goes to local memory and back spill_traffic times per iteration of the
         # program's main loop (an accumulator that does not fit is stored and reloaded at every step)
-        iterations = max(1.0, counters.memory_rounds / n)
+        iterations = max([1.0] + [phase.rounds for phase in self.phases])
         spill_instructions = spilled * spec.spill_traffic * num_warps * iterations
         pipes: dict[str, float] = {}
         for cls, count in counters.instructions.items():
@@ -166,8 +213,7 @@ class _PerProgram:
         self.pipe_cycles = max((count * spec.warp_size / spec.simt_lanes_per_clk[p] for p, count in pipes.items()),
                                default=0.0)
         self.instructions = sum(pipes.values())
-        # one warp alone issues warp_issue_ipc instructions per clock (its dependent chains stall it)
-        self.warp_chain_cycles = self.instructions / num_warps / spec.warp_issue_ipc
+        self.num_warps = num_warps
         self.wavefronts = counters.shared_wavefronts / n
         self.spill_bytes = spill_instructions * spec.warp_size * 4
         self.spill_footprint = spilled * 4 * num_warps * spec.warp_size  # local memory one program keeps
@@ -176,19 +222,72 @@ class _PerProgram:
         self.dram_bytes = counters.dram_bytes / n
         self.atomic_cycles = (counters.atomic_ops / spec.atomic_ops_per_clk
                               + counters.atomic_serialized * spec.atomic_serial_cycles) / n
-        rounds = counters.memory_rounds / n
-        if not counters.memory_rounds and counters.load_requests:
-            per_warp = counters.load_requests / n / num_warps
-            rounds = math.ceil(per_warp / (spec.loads_in_flight_per_warp * max(1, counters.num_stages)))
-        # software pipelining keeps num_stages - 1 iterations of loads in flight ahead of their use
-        overlap = max(1, counters.num_stages - 1) if rounds > 1 else 1
-        barriers_per_warp = counters.barriers / n / num_warps
-        hit = counters.l2_hit_rate
-        round_trip = hit * spec.l2_latency_cycles + (1 - hit) * spec.mem_latency_cycles
-        # a load whose address is a loaded value cannot be fetched ahead with it: its round trip stays exposed
-        dependent = counters.dependent_rounds / n
-        self.latency_cycles = ((1 + (rounds - dependent) / overlap + dependent) * round_trip
-                               + barriers_per_warp * (spec.barrier_cycles + spec.exchange_cycles))
+        self.barrier_cycles = (counters.barriers * spec.barrier_cycles
+                               + counters.exchanges * spec.exchange_cycles) / n / num_warps
+
+    def critical_path(self, spec: MachineSpec, per_unit: int, units: int) -> float:
+        """Cycles one program takes by itself when `per_unit` programs share each of `units` units: its memory
+        phases' round trips (Little's law: the bytes all resident programs keep in flight queue at the L2 and
+        DRAM bandwidths), the work of each iteration (after its loads arrive, or overlapped with the loads of
+        later iterations when they are pipelined), the rest of its work and its barriers. Work is instruction
+        issue (one warp issues warp_issue_ipc instructions per clock on average: its dependent chains stall it)
+        and the program's own dots at the unit's tensor rate."""
+        per_warp = 1.0 / (self.num_warps * spec.warp_issue_ipc)
+        cycles, phase_work, phase_flops = 0.0, 0.0, 0.0
+        for phase in self.phases:
+            trip = phase.round_trip(spec, per_unit * units)
+            work = phase.work * per_warp + phase.flops * self.tensor_per_flop
+            if phase.depth:
+                cycles += phase.rounds * max(trip * phase.chain / phase.depth, work) + trip
+            else:
+                cycles += phase.rounds * (trip * phase.chain + work)
+            phase_work += phase.work * phase.rounds
+            phase_flops += phase.flops * phase.rounds
+        rest = (max(0.0, self.instructions - phase_work) * per_warp
+                + max(0.0, self.tensor_cycles - phase_flops * self.tensor_per_flop))
+        return cycles + rest + self.barrier_cycles
+
+
+@dataclass(frozen=True)
+class _Phase:
+    """One memory phase of an average program (Counters.phase_rounds): rounds, bytes and DRAM share per round,
+    iterations in flight, dependent round trips per iteration, and the other warp instructions per round."""
+
+    rounds: float
+    bytes: float
+    dram_share: float
+    depth: int
+    chain: int
+    work: float
+    flops: float
+
+    @staticmethod
+    def of(key: str, counters: Counters, programs: int) -> _Phase:
+        _, depth, chain = key.split(":")
+        executions = counters.phase_rounds[key]
+        moved = counters.phase_bytes.get(key, 0)
+        return _Phase(rounds=executions / programs, bytes=moved / executions,
+                      dram_share=min(1.0, counters.phase_dram_bytes.get(key, 0) / moved) if moved else 0.0,
+                      depth=int(depth), chain=int(chain), work=counters.phase_instructions.get(key, 0) / executions,
+                      flops=counters.phase_flops.get(key, 0) / executions)
+
+    def round_trip(self, spec: MachineSpec, resident: int) -> float:
+        """Cycles from issuing one round of loads to their arrival while `resident` programs do the same: the
+        unloaded latency of the level they come from and the time the bandwidth takes to serve all the bytes in
+        flight, combined as measured (simulator/data/h200_memory_curve.json)."""
+        in_flight = resident * max(1, self.depth) * self.bytes
+        dram = self.dram_share
+        latency = dram * spec.dram_round_cycles + (1 - dram) * spec.l2_round_cycles
+        dram_queue = in_flight * dram / (spec.dram_bytes_per_s * spec.dram_efficiency / spec.clock_hz)
+        # asynchronous copies of pipelined loads bypass the L1; plain loads pass through it, at less bandwidth
+        l2_queue = in_flight / ((spec.l2_bytes_per_s if self.depth else spec.l2_load_bytes_per_s) / spec.clock_hz)
+        if dram_queue >= l2_queue:
+            return _norm(latency, dram_queue, spec.dram_queue_exponent)
+        return _norm(latency, l2_queue, spec.l2_queue_exponent)
+
+
+def _norm(a: float, b: float, p: float) -> float:
+    return (a ** p + b ** p) ** (1.0 / p)
 
 
 def _tensor_cycles(counters: Counters, spec: MachineSpec, num_warps: int) -> tuple[float, float]:
@@ -229,11 +328,11 @@ def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: in
     spill_dram = p.spill_bytes * (1 - min(1.0, free / resident)) if resident else 0.0
     return {
         "tensor": per_unit * p.tensor_cycles * spec.tensor_subcores / min(spec.tensor_subcores, warps),
-        "issue": max(per_unit * p.pipe_cycles, per_unit * p.instructions / issue_rate, p.warp_chain_cycles),
+        "issue": max(per_unit * p.pipe_cycles, per_unit * p.instructions / issue_rate),
         "shared": per_unit * (p.wavefronts / spec.shared_wavefronts_per_clk + p.transpose_cycles),
         "l2": per_unit * p.l2_bytes / l2_per_clk,
         "dram": per_unit * (p.dram_bytes + spill_dram) / dram_per_clk,
-        "latency": p.latency_cycles,
+        "latency": p.critical_path(spec, per_unit, units),
         "atomics": per_unit * p.atomic_cycles,
     }
 

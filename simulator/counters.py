@@ -30,6 +30,7 @@ INSTRUCTION_CLASSES: Mapping[str, str] = {
 }
 
 _MAX = {"merge": "max"}
+ROW_BUCKETS = 256  # Counters.row_work pools the coordinates of the grid's first dim into at most this many buckets
 
 
 @dataclass
@@ -62,10 +63,21 @@ class Counters:
       atomic_serialized       extra serialised steps: sum over instructions of (same-address lanes - 1)
       atomic_max_multiplicity most atomic operations on one address in the launch (max, not sum)
       barriers                barrier instructions executed, counted per warp
-      memory_rounds           dependent global-memory round trips on the programs' critical paths,
-                              after software pipelining (0 = unknown; the model then estimates)
-      dependent_rounds        round trips of loads whose addresses are loaded values (a page-table gather),
-                              which wait for the load they depend on
+      exchanges               cross-warp exchanges through shared memory (store, barrier, load: reductions across
+                              warps, layout changes), counted per warp; their barriers are in `barriers` too
+      phase_rounds            per memory phase (the loads of one loop, or of the code outside loops), how many
+                              times it ran; the key "loop:depth:chain" says how a GPU build waits for its loads:
+                              depth iterations of loads in flight ahead of their use (software pipelining; 0 =
+                              none), chain dependent round trips per iteration (a page-table gather: 2)
+      phase_bytes             per memory phase, the bytes its loads move (load_bytes_moved)
+      phase_dram_bytes        per memory phase, the DRAM bytes its loads read
+      phase_instructions      per memory phase, the warp instructions of the other ops of its loop (shared-memory
+                              ones included): the work an iteration does between waiting for its loads
+      phase_flops             per memory phase, the tl.dot FLOPs of its loop
+      row_work                how the programs' work varies along the grid's first dim: per bucket of its
+                              coordinates (ROW_BUCKETS of them), the memory-op executions of the
+                              measured programs there; empty when every program does the same
+      row_programs            per bucket, the measured programs there
       programs                programs (workgroups) executed
       num_warps, num_stages   launch configuration (max when added)
       registers_per_thread    compiler's register demand per thread, before any cap (0 = unknown; max when
@@ -101,8 +113,14 @@ class Counters:
     atomic_serialized: int = 0
     atomic_max_multiplicity: int = field(default=0, metadata=_MAX)
     barriers: int = 0
-    memory_rounds: int = 0
-    dependent_rounds: int = 0
+    exchanges: int = 0
+    phase_rounds: dict[str, int] = field(default_factory=dict)
+    phase_bytes: dict[str, int] = field(default_factory=dict)
+    phase_dram_bytes: dict[str, int] = field(default_factory=dict)
+    phase_instructions: dict[str, int] = field(default_factory=dict)
+    phase_flops: dict[str, int] = field(default_factory=dict)
+    row_work: dict[str, int] = field(default_factory=dict)
+    row_programs: dict[str, int] = field(default_factory=dict)
     programs: int = 0
     num_warps: int = field(default=0, metadata=_MAX)
     num_stages: int = field(default=0, metadata=_MAX)

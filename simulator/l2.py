@@ -1,7 +1,8 @@
 """The L2 model: an LRU, sectored, set-associative cache fed with sector accesses in launch order.
 
-Geometry comes from the spec: `l2_bytes`, `l2_line_bytes` (128: one tag per line),
-`sector_bytes` (32: valid and dirty bits per sector) and `l2_ways` (16, documented as assumed).
+Geometry comes from the spec: the capacity reuse sees (`l2_reuse_bytes`, measured: less than `l2_bytes`),
+`l2_line_bytes` (128: one tag per line), `sector_bytes` (32: a valid bit per sector) and `l2_ways`
+(16, documented as assumed).
 Set index: a multiplicative hash of the line address, modulo the number of sets, because GPUs
 hash addresses over L2 slices and a plain modulo would make power-of-two strides pathological.
 
@@ -10,11 +11,11 @@ Policies:
 - Reads: a sector is a hit if its line is resident and the sector is valid. A read miss fetches
   the aligned DRAM atom around the sector (`dram_atom_bytes`: 64 B on H200, so the neighbour
   sector becomes valid too), charged as DRAM read bytes.
-- Writes: write-back with write-allocate and no fetch (GPU L2s keep byte masks, so a store never
-  reads DRAM): the sector becomes valid and dirty. Each sector that turns dirty is charged
-  once as DRAM write bytes, at the time it turns dirty (it will leave the cache by eviction or
-  by the end-of-launch flush exactly once); `end_launch()` cleans all dirty bits so the next
-  launch pays for its own writes. Hits and misses are counted for writes too, as Nsight does.
+- Writes: write-allocate without a fetch (GPU L2s keep byte masks, so a store never reads DRAM):
+  the sector becomes valid. The DRAM bytes a launch writes while it runs are not a property of
+  single accesses: the H200 holds back about `l2_dirty_bytes` of written data and writes the rest
+  during the launch, so the caller charges max(0, written footprint - l2_dirty_bytes) per launch.
+  Hits and misses are counted for writes too, as Nsight does.
 
 Speed: sets are independent, so the stream is processed in rounds, round k holding the k-th
 access of every set; each round is a handful of numpy operations over all sets at once (a lookup
@@ -37,24 +38,35 @@ _HASH = np.uint64(0x9E3779B97F4A7C15)
 
 @dataclass
 class L2Stats:
-    """What a batch of sector accesses did. `by_group` maps group id -> (hits, misses, dram read bytes,
-    dram write bytes) when the caller passed groups (e.g. source-line ids)."""
+    """What a batch of sector accesses did. `by_group` maps group id -> (hits, misses, dram read bytes)
+    when the caller passed groups (e.g. source-line ids). `lookups` holds, with detail=True, one row per
+    lookup (a run of one line's sectors merged) in stream order: see `Lookups`."""
 
     hits: int = 0
     misses: int = 0
     lookups: int = 0
     dram_read_bytes: int = 0
-    dram_write_bytes: int = 0
-    by_group: dict[int, tuple[int, int, int, int]] = field(default_factory=dict)
+    by_group: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    detail: Lookups | None = None
 
     @property
     def hit_rate(self) -> float:
         total = self.hits + self.misses
         return self.hits / total if total else 0.0
 
-    @property
-    def dram_bytes(self) -> int:
-        return self.dram_read_bytes + self.dram_write_bytes
+
+@dataclass
+class Lookups:
+    """Per merged lookup, in stream order: its first access's index in the stream, line, sector mask, hits,
+    misses, DRAM read bytes and the DRAM atoms its mask covers."""
+
+    first: np.ndarray
+    line: np.ndarray
+    mask: np.ndarray
+    hits: np.ndarray
+    misses: np.ndarray
+    read_bytes: np.ndarray
+    atoms: np.ndarray
 
 
 class L2Cache:
@@ -66,7 +78,7 @@ class L2Cache:
         self.sector_bytes = spec.sector_bytes
         self.line_bytes = spec.l2_line_bytes
         self.ways = ways or spec.l2_ways
-        self.size_bytes = l2_bytes or spec.l2_bytes
+        self.size_bytes = l2_bytes or spec.l2_reuse_bytes
         self.sets = max(1, self.size_bytes // (self.line_bytes * self.ways))
         self.sectors_per_line = spec.sectors_per_line
         self.atom_sectors = spec.dram_atom_bytes // spec.sector_bytes
@@ -78,19 +90,15 @@ class L2Cache:
         self._owner = np.full((self.sets, self.ways), -1, dtype=np.int64)  # line address per way
         self._stamp = np.full((self.sets, self.ways), -1, dtype=np.int64)  # last use (round clock)
         self._valid = np.zeros((self.sets, self.ways), dtype=np.uint16)  # sector bit masks
-        self._dirty = np.zeros((self.sets, self.ways), dtype=np.uint16)
         self._clock = 0
 
-    def end_launch(self) -> None:
-        """Write back (clean) all dirty sectors; their bytes were charged when they turned dirty."""
-        self._dirty[:] = 0
-
     def access(self, sectors: np.ndarray, is_write: bool | np.ndarray = False,
-               groups: np.ndarray | None = None) -> L2Stats:
+               groups: np.ndarray | None = None, detail: bool = False) -> L2Stats:
         """Run sector accesses (sector index = byte address // sector_bytes) through the cache in order.
 
         is_write: one flag for all, or one per access. groups: optional int per access (e.g. a
-        source-line id) to get per-group hits, misses and DRAM bytes back in `by_group`.
+        source-line id) to get per-group hits, misses and DRAM bytes back in `by_group`. detail: also
+        return every lookup's outcome (`L2Stats.detail`).
         """
         sectors = np.asarray(sectors, dtype=np.int64).ravel()
         writes = np.broadcast_to(np.asarray(is_write, dtype=bool), sectors.shape)
@@ -98,15 +106,19 @@ class L2Cache:
             groups = np.asarray(groups, dtype=np.int64).ravel()
         if sectors.size == 0:
             return L2Stats()
-        lines, masks, writes, groups = self._merge(sectors, writes, groups)
+        first, lines, masks, writes, groups = self._merge(sectors, writes, groups)
         set_of = self._set_of(lines)
         order, bounds = _rounds(set_of, self.sets)
-        hits, misses, read_bytes, write_bytes = self._run(lines[order], set_of[order], masks[order],
-                                                          writes[order], bounds)
+        hits, misses, read_bytes = self._run(lines[order], set_of[order], masks[order], writes[order], bounds)
         stats = L2Stats(hits=int(hits.sum()), misses=int(misses.sum()), lookups=int(lines.size),
-                        dram_read_bytes=int(read_bytes.sum()), dram_write_bytes=int(write_bytes.sum()))
+                        dram_read_bytes=int(read_bytes.sum()))
         if groups is not None:
-            stats.by_group = _by_group(groups[order], hits, misses, read_bytes, write_bytes)
+            stats.by_group = _by_group(groups[order], hits, misses, read_bytes)
+        if detail:
+            back = np.empty_like(order)
+            back[order] = np.arange(order.size)
+            stats.detail = Lookups(first, lines, masks, hits[back], misses[back], read_bytes[back],
+                                   self._atom_count[masks])
         return stats
 
     # --- internals ---------------------------------------------------------------------------------
@@ -135,7 +147,7 @@ class L2Cache:
             start[1:] |= groups[1:] != groups[:-1]
         first = np.flatnonzero(start)
         masks = np.bitwise_or.reduceat(bit, first).astype(np.uint16)
-        return lines[first], masks, writes[first], (None if groups is None else groups[first])
+        return first, lines[first], masks, writes[first], (None if groups is None else groups[first])
 
     def _set_of(self, lines: np.ndarray) -> np.ndarray:
         """Hashed set index of each line."""
@@ -146,13 +158,12 @@ class L2Cache:
         """The round loop: each round touches each set at most once, so scatters never collide."""
         ways = self.ways
         owner, stamp = self._owner, self._stamp
-        valid, dirty = self._valid.ravel(), self._dirty.ravel()  # views: flat index = set * ways + way
+        valid = self._valid.ravel()  # a view: flat index = set * ways + way
         pop, fill, atoms = self._popcount, self._atom_fill, self._atom_count
         n = lines.size
         hits = np.empty(n, dtype=np.int64)
         misses = np.empty(n, dtype=np.int64)
         read_bytes = np.zeros(n, dtype=np.int64)
-        write_bytes = np.zeros(n, dtype=np.int64)
         atom_bytes = self.atom_sectors * self.sector_bytes
         any_writes = bool(writes.any())
         for r in range(len(bounds) - 1):
@@ -175,13 +186,9 @@ class L2Cache:
                 read_missing = np.where(w, 0, missing)
                 read_bytes[sl] = atoms[read_missing] * atom_bytes
                 valid[slot] = v | np.where(w, m, fill[read_missing])
-                d = dirty[slot]
-                newly_dirty = np.where(w, m & ~d, 0)
-                write_bytes[sl] = pop[newly_dirty] * self.sector_bytes
-                dirty[slot] = d | newly_dirty
             stamp.ravel()[slot] = self._clock + r
         self._clock += len(bounds) - 1
-        return hits, misses, read_bytes, write_bytes
+        return hits, misses, read_bytes
 
     def _insert(self, lines: np.ndarray, sets: np.ndarray) -> np.ndarray:
         """Place absent lines in the LRU way of their sets (evicting the owner); return the ways."""
@@ -189,7 +196,6 @@ class L2Cache:
         slot = sets * self.ways + victim
         self._owner.ravel()[slot] = lines
         self._valid.ravel()[slot] = 0
-        self._dirty.ravel()[slot] = 0  # dirty bytes were charged when the sectors turned dirty
         return victim
 
 
@@ -225,8 +231,8 @@ def _stable_order(keys: np.ndarray) -> np.ndarray:
     return packed & ((1 << bits) - 1)
 
 
-def _by_group(groups, hits, misses, read_bytes, write_bytes) -> dict[int, tuple[int, int, int, int]]:
+def _by_group(groups, hits, misses, read_bytes) -> dict[int, tuple[int, int, int]]:
     keys, inverse = np.unique(groups, return_inverse=True)
     sums = [np.bincount(inverse, weights=a, minlength=keys.size).astype(np.int64)
-            for a in (hits, misses, read_bytes, write_bytes)]
+            for a in (hits, misses, read_bytes)]
     return {int(k): tuple(int(col[i]) for col in sums) for i, k in enumerate(keys)}

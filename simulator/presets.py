@@ -10,6 +10,7 @@ from __future__ import annotations
 
 _GUIDE = "CUDA Programming Guide throughput table, CC 9.0"
 _MEASURED = "measured on an H200 with simulator/calibrate.py (2026-11)"
+_CURVE = "python -m simulator.calibrate --fit-curve simulator/data/h200_memory_curve.json"
 _L2_REUSE = "ncu DRAM bytes, benchmarks/gpu/l2_reuse.py -> simulator/data/h200_l2_reuse.json (2026-12)"
 _MIB = 1 << 20
 _FITTED = "fitted by simulator/fit.py on the calibration groups of simulator/data/h200_sweep.csv (2026-12)"
@@ -55,11 +56,13 @@ H200 = {
     "dram_bytes_per_s": (4.8e12, "H", "datasheet; measured bus 6,016 bit x 3,201 MHz DDR = 4.82 TB/s"),
     "dram_efficiency": (0.885, "H", "1-4 GiB copies: 4,248-4,272 GB/s of 4.8 TB/s; " + _MEASURED),
     "dram_atom_bytes": (64, "L", "strided-copy curve fits 64-B DRAM fetches (research §2)"),
-    "mem_latency_cycles": (680.0, "H", "pointer chase over 2 GiB, L2 flushed: 681 cycles = 344 ns (TLB misses "
-                           "included); " + _MEASURED),
-    "l2_latency_cycles": (295.0, "H", "pointer chase that hits L2: 295 cycles; " + _MEASURED),
-    "loads_in_flight_per_warp": (8, "assumed", "independent loads per warp when the compiler gives no "
-                                 "memory_rounds"),
+    "dram_round_cycles": (990.0, "H", "fit of achieved bandwidth against bytes in flight per SM, 105 points (median "
+                          "error 3.6 %; " + _CURVE + "); a pointer chase over 2 GiB takes 681 cycles per load"),
+    "l2_round_cycles": (673.0, "H", "the same fit over L2-resident re-reads (error 4.5 %); a pointer chase that hits "
+                        "the L2: 295 cycles"),
+    "l2_load_bytes_per_s": (6.6e12, "H", "the same fit's L2 bandwidth for loads through the L1 (" + _CURVE + ")"),
+    "dram_queue_exponent": (2.5, "H", "the same fit (" + _CURVE + ")"),
+    "l2_queue_exponent": (2.0, "H", "the same fit (" + _CURVE + ")"),
     "tensor_flops_per_clk": ({"fp16": 4096 * 1830 / 1980, "bf16": 4096 * 1830 / 1980,
                               "tf32": 2048 * 1830 / 1980, "fp8": 8192 * 1830 / 1980,
                               "int8": 8192 * 1830 / 1980, "fp64": 256.0},
@@ -99,6 +102,15 @@ _H200_FITTED = {name: (H200[name][0], "assumed", "H200's fitted value")
 
 
 
+def _round_trips(clock_hz: float) -> dict:
+    """The H200's measured round trips, as times, and its queueing exponents, assumed for a machine at clock_hz."""
+    table = {name: (H200[name][0] * clock_hz / H200["clock_hz"][0], "assumed", "the H200's round trip in ns")
+             for name in ("dram_round_cycles", "l2_round_cycles")}
+    table.update({name: (H200[name][0], "assumed", "the H200's value")
+                  for name in ("dram_queue_exponent", "l2_queue_exponent")})
+    return table
+
+
 def _l2_policy(l2_bytes: int) -> dict:
     """The H200's measured L2 reuse and write-back behaviour, as shares of its size, assumed for another L2."""
     return {name: (H200[name][0] / H200["l2_bytes"][0] * l2_bytes, "assumed", "the H200's share of its L2")
@@ -136,13 +148,11 @@ MTT_S5000 = {
     "l2_line_bytes": (128, "assumed", "not published; NVIDIA's 128-B lines"),
     "l2_ways": (16, "assumed", "not published; 16-way with hashed set index"),
     "l2_bytes_per_s": (6.4e12, "assumed", "4 x DRAM bandwidth (Triton perf model's ratio)"),
+    "l2_load_bytes_per_s": (6.4e12 * 6.6 / 9.9, "assumed", "the H200's share of l2_bytes_per_s"),
     "dram_bytes_per_s": (1.6e12, "H", "musaInfo 20,000 MHz x 640 bit"),
     "dram_efficiency": (0.885, "assumed", "H200's measured copy efficiency"),
     "dram_atom_bytes": (32, "assumed", "not measured; sector-sized DRAM fetches (research §3.1)"),
-    "mem_latency_cycles": (680.0, "assumed", "not published; H200's measured value"),
-    "l2_latency_cycles": (295.0, "assumed", "not published; H200's measured value"),
-    "loads_in_flight_per_warp": (8, "assumed", "independent loads per warp when the compiler gives no "
-                                 "memory_rounds"),
+    **_round_trips(1.5e9),
     "tensor_flops_per_clk": ({"fp8": 1.024e15 / (56 * 1.5e9), "int8": 1.024e15 / (56 * 1.5e9),
                               "fp16": 0.512e15 / (56 * 1.5e9), "bf16": 0.512e15 / (56 * 1.5e9),
                               "tf32": 0.256e15 / (56 * 1.5e9)},
@@ -194,13 +204,11 @@ MTT_S4000 = {
     "l2_line_bytes": (128, "assumed", "not published"),
     "l2_ways": (16, "assumed", "not published"),
     "l2_bytes_per_s": (3.072e12, "assumed", "4 x DRAM bandwidth (Triton perf model's ratio)"),
+    "l2_load_bytes_per_s": (3.072e12 * 6.6 / 9.9, "assumed", "the H200's share of l2_bytes_per_s"),
     "dram_bytes_per_s": (768e9, "M", "press: 48 GB GDDR6, 384-bit, 768 GB/s"),
     "dram_efficiency": (0.885, "assumed", "H200's measured copy efficiency"),
     "dram_atom_bytes": (32, "assumed", "not measured"),
-    "mem_latency_cycles": (680.0, "assumed", "not published; H200's measured value"),
-    "l2_latency_cycles": (295.0, "assumed", "not published; H200's measured value"),
-    "loads_in_flight_per_warp": (8, "assumed", "independent loads per warp when the compiler gives no "
-                                 "memory_rounds"),
+    **_round_trips(1.5e9),
     "tensor_flops_per_clk": ({"fp16": 1024.0, "bf16": 1024.0, "tf32": 512.0, "int8": 2048.0},
                              "L", "press 98 / 49 / 196 T(FL)OPS (M) over the assumed 64 MPs x 1.5 GHz; "
                              "no fp8 (H: unsupported on mp_22)"),

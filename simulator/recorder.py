@@ -5,6 +5,13 @@ tl.dot FLOPs, barriers) tagged with the source line; this class runs the memory 
 (coalescing, banks, atomics) as events arrive and feeds the L2 model once at the end, in program
 launch order, so L2 hits and DRAM bytes can be attributed to lines too. One object per launch.
 
+The L2 sees the stream one program after another, which keeps the reuse between neighbouring programs
+(matmul tiles) but not what `concurrency` programs running at once do to a program's own reuse: between
+two touches of its data by one program, every other resident program streams about as much of its own,
+so a reuse d bytes apart in the program's stream is concurrency x d bytes apart in the L2, and hits with
+the measured probability of that distance (spec.l2_reuse_hit). DRAM writes are charged per launch by
+its written footprint (jit.sampling.launch_dram), not here.
+
 Sampled launches: an access batch with a `weight` stands for that many times its own events (a
 thinned trace), and `extrapolate=(factor, buffers)` says the counters will be multiplied by `factor`
 (a sample of the programs) and where the buffers lie. Later touches of a sector scale by the weight;
@@ -55,24 +62,31 @@ class LaunchCounters:
     def __init__(self, spec: MachineSpec | str | None = None, *, programs: int, num_warps: int,
                  num_stages: int = 0, registers_per_thread: int = 0, shared_bytes_per_program: int = 0,
                  l2: L2Cache | None | bool = True,
-                 extrapolate: tuple[float, tuple[np.ndarray, np.ndarray]] | None = None) -> None:
+                 extrapolate: tuple[float, tuple[np.ndarray, np.ndarray]] | None = None,
+                 concurrency: int = 1) -> None:
         self.spec = current_spec(spec)
+        self.concurrency = max(1, int(concurrency))  # programs of the launch resident at once
         self.l2 = device_l2(self.spec) if l2 is True else (l2 or None)
         self.config = Counters(programs=programs, num_warps=num_warps, num_stages=num_stages,
                                registers_per_thread=registers_per_thread,
                                shared_bytes_per_program=shared_bytes_per_program)
         self.lines: dict[LineKey, Counters] = {}
-        self._stream: list[tuple[np.ndarray, np.ndarray, bool, int]] = []  # sectors, programs, write, group
-        self._groups: dict[tuple[LineKey, float], int] = {}  # (line, weight) -> group id
+        self._stream: list[tuple] = []  # per batch: sectors, programs, order keys, write, group
+        self._groups: dict[tuple[LineKey, float, str | None], int] = {}  # (line, weight, phase) -> group id
         self._extrapolate = extrapolate
 
     def global_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
-                      access_bytes: int = 4, *, store: bool = False,
-                      program_ids: np.ndarray | None = None, weight: float = 1.0) -> GlobalAccess:
-        """A batch of global load (or store) warp instructions; program_ids: one per row, for L2 order."""
+                      access_bytes: int = 4, *, store: bool = False, program_ids: np.ndarray | None = None,
+                      weight: float = 1.0, order: np.ndarray | None = None, phase: str | None = None) -> GlobalAccess:
+        """A batch of global load (or store) warp instructions. program_ids and order: one per row, the program
+        and the position in that program's execution (the L2 sees programs in launch order, each in its own
+        order); phase: the memory phase the loads belong to (Counters.phase_bytes)."""
         result = coalesce(addresses, mask, access_bytes, self.spec, keep_sectors=self.l2 is not None)
-        self._add(line, result.to_counters("store" if store else "load").scaled(weight))
-        self._queue(line, result, store, program_ids, weight)
+        counters = result.to_counters("store" if store else "load")
+        if phase is not None:
+            counters = counters + Counters(phase_bytes={phase: counters.load_bytes_moved})
+        self._add(line, counters.scaled(weight))
+        self._queue(line, result, store, program_ids, weight, order, phase)
         return result
 
     def shared_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
@@ -81,12 +95,13 @@ class LaunchCounters:
         self._add(line, bank_conflicts(addresses, mask, access_bytes, self.spec).to_counters())
 
     def atomic_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
-                      access_bytes: int = 4, *, program_ids: np.ndarray | None = None, weight: float = 1.0) -> None:
+                      access_bytes: int = 4, *, program_ids: np.ndarray | None = None, weight: float = 1.0,
+                      order: np.ndarray | None = None) -> None:
         """A batch of atomic warp instructions; they read and write their sectors at the L2."""
         self._add(line, atomic_contention(addresses, mask, self.spec).to_counters().scaled(weight))
         if self.l2 is not None:
             self._queue(line, coalesce(addresses, mask, access_bytes, self.spec, keep_sectors=True), True,
-                        program_ids, weight)
+                        program_ids, weight, order)
 
     def instructions(self, line: LineKey, counts: Mapping[str, int], simt_flops: int = 0) -> None:
         """Warp instructions by class (see counters.INSTRUCTION_CLASSES) and their lane FLOPs."""
@@ -100,13 +115,9 @@ class LaunchCounters:
         """Barrier instructions executed, counted per warp."""
         self._add(line, Counters(barriers=count))
 
-    def memory_rounds(self, rounds: int) -> None:
-        """Dependent global round trips on the programs' critical paths (summed over programs)."""
-        self.config.memory_rounds += rounds
-
-    def dependent_rounds(self, rounds: int) -> None:
-        """Round trips of loads whose addresses come from other loads (summed over programs)."""
-        self.config.dependent_rounds += rounds
+    def launch(self, counters: Counters) -> None:
+        """Counters of the launch as a whole rather than of a source line (memory phases, work by grid row)."""
+        self.config = self.config + counters
 
     def finish(self) -> tuple[Counters, dict[LineKey, Counters]]:
         """Run the L2 on the launch's sector stream and return (launch totals, per-line counters)."""
@@ -125,39 +136,80 @@ class LaunchCounters:
         self.lines[line] = self.lines.get(line, Counters()) + counters
 
     def _queue(self, line: LineKey, result: GlobalAccess, write: bool, program_ids: np.ndarray | None,
-               weight: float) -> None:
+               weight: float, order: np.ndarray | None = None, phase: str | None = None) -> None:
         if self.l2 is None or result.sector_ids.size == 0:
             return
-        if program_ids is None:
-            per_sector = np.zeros(result.sector_ids.size, dtype=np.int64)
-        else:
-            per_sector = np.repeat(np.asarray(program_ids, dtype=np.int64), result.sectors)
-        group = self._groups.setdefault((line, weight), len(self._groups))
-        self._stream.append((result.sector_ids, per_sector, write, group))
+
+        def per_sector(values: np.ndarray | None) -> np.ndarray:
+            if values is None:
+                return np.zeros(result.sector_ids.size, dtype=np.int64)
+            return np.repeat(np.asarray(values, dtype=np.int64), result.sectors)
+
+        group = self._groups.setdefault((line, weight, phase), len(self._groups))
+        self._stream.append((result.sector_ids, per_sector(program_ids), per_sector(order), write, group))
 
     def _run_l2(self) -> None:
-        """Order the stream by program (then by arrival), run it, attribute hits and DRAM bytes."""
-        sectors = np.concatenate([s for s, _, _, _ in self._stream])
-        programs = np.concatenate([p for _, p, _, _ in self._stream])
-        writes = np.concatenate([np.full(s.size, w) for s, _, w, _ in self._stream])
-        groups = np.concatenate([np.full(s.size, g) for s, _, _, g in self._stream])
-        order = np.argsort(programs, kind="stable")
-        sectors, writes, groups = sectors[order], writes[order], groups[order]
+        """Order the stream by program (then by arrival), run it, take away the reuses concurrency breaks,
+        attribute hits and DRAM read bytes."""
+        sectors = np.concatenate([s for s, *_ in self._stream])
+        programs = np.concatenate([p for _, p, *_ in self._stream])
+        when = np.concatenate([k for _, _, k, _, _ in self._stream])
+        writes = np.concatenate([np.full(s.size, w) for s, _, _, w, _ in self._stream])
+        groups = np.concatenate([np.full(s.size, g) for s, *_, g in self._stream])
+        order = np.lexsort((when, programs))  # stable: within one key, arrival order
+        sectors, writes, groups, programs = sectors[order], writes[order], groups[order], programs[order]
         first = np.zeros(sectors.size, dtype=bool)
         first[np.unique(sectors, return_index=True)[1]] = True
-        stats = self.l2.access(sectors, writes, 2 * groups + first)  # group g: 2g later touches, 2g+1 first
-        self.l2.end_launch()
+        split = 2 * groups + first  # group g: 2g later touches, 2g+1 first touches
+        look = self.l2.access(sectors, writes, split, detail=True).detail
         keys = {v: k for k, v in self._groups.items()}
+        weights = np.array([keys[g][1] for g in range(len(keys))])
+        lost = self._concurrent_losses(look, programs[look.first], weights[groups[look.first]])
+        moved = look.hits * lost
+        hits, misses = look.hits - moved, look.misses + moved
+        atom_bytes = self.spec.dram_atom_bytes
+        read = look.read_bytes + moved / np.maximum(1, self._popcount(look.mask)) * look.atoms * atom_bytes
         caps = self._first_touch_caps(sectors[first], groups[first], keys)
-        for split, (hits, misses, read, written) in stats.by_group.items():
-            group, is_first = divmod(split, 2)
-            line, weight = keys[group]
+        splits, inverse = np.unique(split[look.first], return_inverse=True)
+        sums = [np.bincount(inverse, weights=a, minlength=splits.size) for a in (hits, misses, read)]
+        for key, h, m, r in zip(splits, *sums):
+            group, is_first = divmod(int(key), 2)
+            line, weight, phase = keys[group]
             cap = caps.get(group, 1.0) if is_first else 1.0
             # the first touches the cap removes stand for accesses of sectors already in the L2: hits
-            self._add(line, Counters(l2_hits=round(weight * (hits + misses * (1 - cap))),
-                                     l2_misses=round(weight * cap * misses), dram_read_bytes=round(weight * cap * read),
-                                     dram_write_bytes=round(weight * cap * written)))
+            dram = round(weight * cap * r)
+            self._add(line, Counters(l2_hits=round(weight * (h + m * (1 - cap))), l2_misses=round(weight * cap * m),
+                                     dram_read_bytes=dram, phase_dram_bytes={phase: dram} if phase else {}))
         self._stream.clear()
+
+    def _concurrent_losses(self, look, programs: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Per lookup, the share of its hits that the other resident programs' traffic evicts first. A reuse of
+        a line the same program touched before lies, in the L2, as far as concurrency x the program's private
+        bytes in between (every resident program streams as much of its own) plus the shared bytes in between
+        (lines other programs touch too are one copy for all)."""
+        lost = np.zeros(look.line.size)
+        if self.concurrency <= 1 or look.line.size < 2:
+            return lost
+        by_line = np.lexsort((np.arange(look.line.size), look.line))
+        again = look.line[by_line[1:]] == look.line[by_line[:-1]]
+        _, program_index = np.unique(programs, return_inverse=True)
+        pairs = np.unique(look.line * (program_index.max() + 1) + program_index)  # one per (line, program)
+        lines, sharers = np.unique(pairs // (program_index.max() + 1), return_counts=True)
+        private = sharers[np.searchsorted(lines, look.line)] == 1
+        sectors = self._popcount(look.mask)
+        before = np.concatenate(([0], np.cumsum(sectors)[:-1]))  # sectors streamed before each lookup
+        before_private = np.concatenate(([0], np.cumsum(sectors * private)[:-1]))
+        now, prev = by_line[1:][again], by_line[:-1][again]
+        own = programs[now] == programs[prev]
+        now, prev = now[own], prev[own]
+        private_between = before_private[now] - before_private[prev]
+        shared_between = before[now] - before[prev] - private_between
+        distance = (self.concurrency * private_between + shared_between) * self.spec.sector_bytes * weights[now]
+        lost[now] = 1.0 - self.spec.l2_reuse_hit(distance)
+        return lost
+
+    def _popcount(self, masks: np.ndarray) -> np.ndarray:
+        return np.unpackbits(masks.astype(np.uint16).view(np.uint8).reshape(-1, 2), axis=1).sum(axis=1)
 
     def _first_touch_caps(self, sectors: np.ndarray, groups: np.ndarray, keys: dict) -> dict[int, float]:
         """Per group, the factor (<= 1) that keeps each buffer's extrapolated first touches within its sectors."""

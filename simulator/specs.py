@@ -73,9 +73,11 @@ class MachineSpec:
     dram_bytes_per_s: float
     dram_efficiency: float
     dram_atom_bytes: int
-    mem_latency_cycles: float
-    l2_latency_cycles: float
-    loads_in_flight_per_warp: int
+    dram_round_cycles: float  # one round of a loop's loads from DRAM, issue to use, nothing else in flight
+    l2_round_cycles: float  # the same from the L2
+    l2_load_bytes_per_s: float  # L2-resident loads through the L1 (the round model's L2 bandwidth)
+    dram_queue_exponent: float  # round = (latency^p + queue^p)^(1/p): how the two overlap near saturation
+    l2_queue_exponent: float
     # arithmetic rates (FLOP or lane-ops per clock per unit)
     tensor_flops_per_clk: Mapping[str, float]
     tensor_efficiency: float
@@ -123,8 +125,9 @@ class MachineSpec:
 
     @property
     def l2_reuse_bytes(self) -> int:
-        """The L2 capacity reuse sees: the middle of the measured fall from always hitting to never."""
-        return int((self.l2_reuse_near_bytes + self.l2_reuse_far_bytes) / 2)
+        """The L2 capacity reuse sees: the middle of the measured fall from always hitting to never, in whole sets."""
+        per_set = self.l2_line_bytes * self.l2_ways
+        return max(1, int((self.l2_reuse_near_bytes + self.l2_reuse_far_bytes) / 2 // per_set)) * per_set
 
     def l2_reuse_hit(self, distance: np.ndarray | float) -> np.ndarray | float:
         """Probability that a reuse after `distance` bytes of other traffic hits in the L2."""
@@ -134,7 +137,7 @@ class MachineSpec:
     @property
     def l2_sets(self) -> int:
         """Number of L2 sets for the documented associativity (at least one)."""
-        return max(1, self.l2_reuse_bytes // (self.l2_line_bytes * self.l2_ways))
+        return self.l2_reuse_bytes // (self.l2_line_bytes * self.l2_ways)
 
     @property
     def peak_fp32_flops(self) -> float:
@@ -226,7 +229,8 @@ _POSITIVE = (
     "shared_bank_bytes", "shared_wavefronts_per_clk", "transaction_lanes", "sector_bytes", "l2_bytes",
     "l2_reuse_near_bytes", "l2_reuse_far_bytes",
     "l2_line_bytes", "l2_ways", "l2_bytes_per_s", "dram_bytes_per_s", "dram_efficiency",
-    "dram_atom_bytes", "mem_latency_cycles", "l2_latency_cycles", "loads_in_flight_per_warp", "tensor_efficiency",
+    "dram_atom_bytes", "dram_round_cycles", "l2_round_cycles", "l2_load_bytes_per_s", "dram_queue_exponent",
+    "l2_queue_exponent", "tensor_efficiency",
     "tensor_subcores", "fp32_flops_per_clk", "atomic_ops_per_clk", "mma_async_warps", "mma_sync_fraction",
     "warp_issue_ipc",
 )

@@ -1,6 +1,6 @@
 """Model every config of the cost-model sweep with wavetile: the counters each one's launch produces.
 
-    python benchmarks/gpu/model_sweep.py OUT.jsonl [--machine h200] [--case NAME ...]
+    python benchmarks/gpu/model_sweep.py OUT.jsonl [--machine h200] [--case NAME ...] [--split S ...] [--jobs N]
 
 For each (case, config) of sweep_cases, one modeled launch (`jit.launcher.model_launch`, a cold
 L2 as `do_bench` leaves it) gives the simulator counters. They are written one JSON line per config,
@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -54,22 +56,30 @@ def model_case(case: sk.Case, machine: str, seed: int, done: frozenset = frozens
     return rows
 
 
+def _model_named(name: str, machine: str, seed: int, done: frozenset) -> list[dict]:
+    return model_case(next(c for c in sk.cases() if c.name == name), machine, seed, done)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out")
     parser.add_argument("--machine", default="h200", choices=simulator.registered_specs())
     parser.add_argument("--case", action="append")
+    parser.add_argument("--split", action="append", help="only these splits")
+    parser.add_argument("--jobs", type=int, default=1, help="processes modeling at once (one case each)")
     parser.add_argument("--seed", type=int, default=20261201)
     opts = parser.parse_args(argv)
     done = set()
     if os.path.exists(opts.out):  # resume: configs already in OUT are not modeled again
         with open(opts.out) as f:
             done = {(row["case"], row["config"]) for row in map(json.loads, f)}
-    with open(opts.out, "a") as f:
-        for case in sk.cases():
-            if opts.case and case.name not in opts.case:
-                continue
-            for row in model_case(case, opts.machine, opts.seed, frozenset(done)):
+    names = [c.name for c in sk.cases() if (not opts.case or c.name in opts.case)
+             and (not opts.split or c.split in opts.split)]
+    spawn = multiprocessing.get_context("spawn")
+    with open(opts.out, "a") as f, ProcessPoolExecutor(opts.jobs, mp_context=spawn) as pool:
+        jobs = [pool.submit(_model_named, name, opts.machine, opts.seed, frozenset(done)) for name in names]
+        for job in as_completed(jobs):
+            for row in job.result():
                 f.write(json.dumps(row) + "\n")
             f.flush()
     return 0

@@ -33,7 +33,7 @@ from dsl.ir.ops import OP, Trait, with_trait
 from jit import abi
 from jit.codegen.llvm_types import I8, I64
 from jit.codegen.loops import linear_index, loop_nest, row_major_strides
-from jit.pipelining import load_pipelining
+from jit.pipelining import enclosing_loop, load_pipelining
 
 GROW_TYPE = ir.FunctionType(ir.VoidType(), [I64, I64, I64])
 PHASE_GROUP_BITS = 7  # programs traced with one phase of a thinned loop: 128, about one wave of a GPU
@@ -71,13 +71,13 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
         info["kind"] = kind
     if op.name == OP.TILE_DOT:
         info["sources"] = [_operand_source(lw, v) for v in op.operands[:2]]
-    elif op.name == OP.TILE_LOAD:
-        info["indirect"] = _reads_loaded_value(op.operands[0])
+    elif op.name == OP.TILE_LOAD:  # how a GPU build issues it
         pipelining = load_pipelining(op)
-        loop = pipelining["loop"]
-        info["loop"] = None if loop is None else lw.loop_ids.setdefault(id(loop), len(lw.loop_ids))
         info["loop_stages"] = pipelining["stages"]
         info["pipeline_distance"] = pipelining["distance"]
+        info["level"] = pipelining["level"]
+    loop = enclosing_loop(op)  # the loop the op runs in: memory phases and their instructions
+    info["loop"] = None if loop is None else lw.loop_ids.setdefault(id(loop), len(lw.loop_ids))
     lw.probes.append(info)
     return len(lw.probes) - 1
 
@@ -100,21 +100,6 @@ def _operand_source(lw, value: Value) -> list | None:
         return None
     probe = lw.probe_ids.get((op, None))
     return None if probe is None else [probe, transposed]
-
-
-def _reads_loaded_value(value: Value, limit: int = 64) -> bool:
-    """Whether an address depends on a value loaded from memory (a gather through a table: the load cannot
-    be issued before that other load returns)."""
-    stack, seen = [value], set()
-    while stack and len(seen) < limit:
-        op = stack.pop().op
-        if op is None or id(op) in seen:
-            continue
-        seen.add(id(op))
-        if op.name == OP.TILE_LOAD:
-            return True
-        stack.extend(op.operands)
-    return False
 
 
 def _record(lw) -> ir.Value:

@@ -1,4 +1,4 @@
-"""The L2 model: capacity effects, write-back policy, DRAM atoms, and an exact match with a plain LRU."""
+"""The L2 model: capacity effects, writes that allocate without a fetch, DRAM atoms, and an exact match with a plain LRU."""
 
 from collections import OrderedDict
 
@@ -36,9 +36,9 @@ def test_re_read_goes_to_dram_when_the_working_set_does_not_fit():
     assert second.dram_read_bytes == 1024 * KIB
 
 
-def test_the_spec_size_is_used_by_default():
+def test_the_reuse_capacity_of_the_spec_is_used_by_default():
     cache = L2Cache("mtt-s4000")
-    assert cache.size_bytes == get_spec("mtt-s4000").l2_bytes
+    assert cache.size_bytes == get_spec("mtt-s4000").l2_reuse_bytes < get_spec("mtt-s4000").l2_bytes
     assert cache.sets * cache.ways * cache.line_bytes == cache.size_bytes
 
 
@@ -59,18 +59,15 @@ def test_strided_sectors_cost_whole_atoms():
     assert stats.dram_read_bytes == 1000 * 64
 
 
-def test_write_back_write_allocate():
+def test_writes_allocate_without_a_fetch():
     cache = L2Cache("h200")
     out = sectors_of(4 * KIB)
     store = cache.access(out, is_write=True)
-    assert store.dram_read_bytes == 0  # no fetch on write
-    assert store.dram_write_bytes == 4 * KIB
-    again = cache.access(out, is_write=True)  # still dirty: no extra write-back
-    assert again.dram_write_bytes == 0 and again.hits == out.size
-    read = cache.access(out)
+    assert store.dram_read_bytes == 0 and store.misses == out.size  # no fetch on write
+    again = cache.access(out, is_write=True)
+    assert again.hits == out.size
+    read = cache.access(out)  # written sectors are valid: read back from the L2
     assert read.hits == out.size and read.dram_read_bytes == 0
-    cache.end_launch()  # flushed: the next launch pays for its own writes
-    assert cache.access(out, is_write=True).dram_write_bytes == 4 * KIB
 
 
 def test_groups_split_the_counts():
@@ -78,9 +75,19 @@ def test_groups_split_the_counts():
     stream = np.concatenate([sectors_of(1 * KIB), sectors_of(1 * KIB)])
     groups = np.repeat([7, 9], stream.size // 2)
     stats = cache.access(stream, groups=groups)
-    assert stats.by_group[7] == (0, 32, 1024, 0)
-    assert stats.by_group[9] == (32, 0, 0, 0)
+    assert stats.by_group[7] == (0, 32, 1024)
+    assert stats.by_group[9] == (32, 0, 0)
     assert stats.hits + stats.misses == stream.size
+
+
+def test_detail_gives_each_lookup_in_stream_order():
+    cache = L2Cache("h200")
+    stream = np.concatenate([sectors_of(256), sectors_of(256, base=4096), sectors_of(256)])
+    detail = cache.access(stream, detail=True).detail
+    assert detail.first.tolist() == [0, 4, 8, 12, 16, 20]  # 4 sectors per 128-B line, one lookup each
+    assert detail.hits.tolist() == [0, 0, 0, 0, 4, 4] and detail.misses.tolist() == [4, 4, 4, 4, 0, 0]
+    assert detail.read_bytes.tolist() == [128, 128, 128, 128, 0, 0]
+    assert detail.atoms.tolist() == [2] * 6  # 64-B atoms on the H200
 
 
 def test_every_access_is_counted_even_when_repeated():
@@ -100,7 +107,7 @@ def reference(cache, sectors, writes):
     """A plain per-set OrderedDict LRU with the documented policies, one merged lookup at a time."""
     spl, atom = cache.sectors_per_line, cache.atom_sectors
     sets = [OrderedDict() for _ in range(cache.sets)]
-    hits = misses = read = written = 0
+    hits = misses = read = 0
     i = 0
     while i < len(sectors):
         line, w, mask = sectors[i] // spl, writes[i], 0
@@ -115,23 +122,21 @@ def reference(cache, sectors, writes):
         else:
             if len(lru) == cache.ways:
                 lru.popitem(last=False)
-            lru[line] = [0, 0]
+            lru[line] = [0]
         entry = lru[line]
-        valid, dirty = entry
+        valid = entry[0]
         hits += bin(mask & valid).count("1")
         missing = mask & ~valid
         misses += bin(missing).count("1")
         if w:
-            written += bin(mask & ~dirty).count("1") * cache.sector_bytes
             entry[0] |= mask
-            entry[1] |= mask
         else:
             for a in range(0, spl, atom):
                 block = ((1 << atom) - 1) << a
                 if missing & block:
                     read += atom * cache.sector_bytes
                     entry[0] |= block
-    return hits, misses, read, written
+    return hits, misses, read
 
 
 @settings(max_examples=40, deadline=None)
@@ -145,7 +150,7 @@ def test_matches_a_plain_lru(seed, machine, ways):
     writes = rng.random(n) < 0.3
     expected = reference(cache, sectors, writes)
     got = cache.access(sectors, writes)
-    assert (got.hits, got.misses, got.dram_read_bytes, got.dram_write_bytes) == expected
+    assert (got.hits, got.misses, got.dram_read_bytes) == expected
 
 
 @pytest.mark.parametrize("n", [200_000])
