@@ -310,7 +310,8 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
     rec = LaunchCounters(spec, programs=programs, num_warps=num_warps, num_stages=num_stages,
                          registers_per_thread=registers, shared_bytes_per_program=shared_bytes,
                          extrapolate=None if program_factor is None else (program_factor, device.ranges),
-                         concurrency=min(launch_programs or programs, max(1, resident) * spec.units))
+                         concurrency=min(launch_programs or programs, max(1, resident) * spec.units),
+                         per_unit=min(max(1, resident), -(-(launch_programs or programs) // spec.units)))
     traced = [p for p in live if probes[p]["trace"] and any(len(part) for part in buffers.stream_parts(p))]
     ranks = {p: _order_rank(probes, p) for p in traced}
     layouts = {p: _layout(probes[p], buffers.stream_parts(p), spec, num_warps, device) for p in traced}

@@ -1,7 +1,7 @@
 """The cost model: exact counters + machine spec -> modeled kernel time and what bounds it.
 
-A per-unit model of waves ("wave roofline + latency floor", research/simulator.md §4.3, extended with
-what the H200 sweeps showed matters). With b resident programs per unit (occupancy: warps, shared
+A per-unit model of waves (research/simulator.md §4.3, extended with what the H200 sweeps, Nsight Compute
+counters and microbenchmarks showed matters). With b resident programs per unit (occupancy: warps, shared
 memory, registers up to the per-thread budget), a grid runs in waves of b x units programs; a last,
 partial wave runs with fewer programs per unit on fewer units, which then share L2 and DRAM. Per wave,
 on one unit, in cycles (per-program counts are launch totals / programs):
@@ -9,29 +9,35 @@ on one unit, in cycles (per-program counts are launch totals / programs):
     tensor   b * sum_tiles F / (rate_d * tensor_efficiency * path)   / min(1, A / tensor_subcores)
              path = 1 for warpgroup MMAs (warps in groups of mma_async_warps, tile rows a multiple of
              mma_async_min_m), mma_sync_fraction for warp-level MMAs
-    issue    max(b * max_pipe I_pipe * warp_size / lanes_pipe,
-                 b * I / (schedulers * min(1, A / schedulers * warp_issue_ipc)),
-                 I / num_warps / warp_issue_ipc)        (one warp alone stalls on its dependences)
+    issue    max(b * max_pipe I_pipe * warp_size / lanes_pipe, b * I / (schedulers * min(1, A / schedulers *
+             warp_issue_ipc)))
     shared   b * (wavefronts / shared_wavefronts_per_clk + T * mma_transpose_cycles); T = elements of dot
              operands of a K-major-only type (mma_kmajor_types: warpgroup MMAs read them only K-major) that
              lie MN-major in memory, transposed through registers into shared memory at every execution
-    l2       b * (sectors * sector_bytes + spill bytes) / (l2_bytes_per_s / clock / active_units)
+    l2       b * ((sectors - L1 hits) * sector_bytes + spill bytes) / (l2_bytes_per_s / clock / active_units)
     dram     b * dram_bytes / (dram_bytes_per_s * dram_efficiency / clock / active_units)
-    latency  (1 + (rounds - dep) / overlap + dep) * L + barriers_per_warp * (barrier_cycles + exchange_cycles);
-             rounds = the longest chain of dependent loads, dep = the round trips of loads whose addresses
-             are loaded values (a page-table gather: never fetched ahead), overlap = num_stages - 1 for
-             loops (software pipelining keeps that many iterations of loads in flight),
-             L = h * l2_latency + (1 - h) * mem_latency
+    latency  one program's own path: per memory phase (Counters.phase_rounds: the loads of one loop, the
+             iterations a GPU build keeps in flight, the round trips an iteration waits for), rounds x
+             (trip + work) when its loads wait every iteration, rounds x max(trip / depth, work) + trip when
+             they are software-pipelined; trip = (L^p + Q^p)^(1/p) + (chain - 1) L: the unloaded round trip L
+             of the level the loads come from and the time Q the bandwidth takes to serve the bytes every
+             resident program keeps in flight (Little's law, fitted to the measured curve); work = the phase's
+             other instructions / (num_warps * warp_issue_ipc) + its dots at the unit's tensor rate. Plus the
+             rest of the program's work, barriers (barrier_cycles) and cross-warp exchanges (exchange_cycles)
+             per warp, and the reloads of registers spilled past the L1 (an L2 round trip each)
     atomics  b * (atomic_ops / atomic_ops_per_clk + atomic_serialized * atomic_serial_cycles)
 
 where A = b * num_warps resident warps and I counts warp instructions (memory ones included). A
 thread that needs more registers than its budget (the per-thread maximum, or the program's share of
 the unit's registers) spills the rest: each spilled register costs spill_traffic local-memory
-stores and reloads per program, on the memory pipe and through L2. T_wave = max + alpha * (sum -
+stores and reloads per iteration, on the memory pipe and through L2. T_wave = max + alpha * (sum -
 max); the kernel takes launch_overhead_s + sum over waves / clock_hz, and at least
-atomic_max_multiplicity * atomic_serial_cycles (one hot address serialises the whole grid). Every
-parameter is a spec field, so a machine's model is data (presets.py documents each value and its
-source); `python -m simulator.validate` scores it against measured H200 sweeps.
+atomic_max_multiplicity * atomic_serial_cycles (one hot address serialises the whole grid). When the
+programs' work varies along the grid's first dim (Counters.row_work: causal attention, a paged decode's
+sequences), the waves give way to the slots filling in launch order: each program takes the first slot
+that frees up, for the full wave's time scaled by its work. Every parameter is a spec field, so a
+machine's model is data (presets.py documents each value and its source); `python -m simulator.validate`
+scores it against measured H200 sweeps.
 """
 
 from __future__ import annotations
@@ -200,7 +206,8 @@ class _PerProgram:
         # every spilled register goes to local memory and back spill_traffic times per iteration of the
         # program's main loop (an accumulator that does not fit is stored and reloaded at every step)
         iterations = max([1.0] + [phase.rounds for phase in self.phases])
-        spill_instructions = spilled * spec.spill_traffic * num_warps * iterations
+        self.spill_reloads = spilled * spec.spill_traffic * iterations  # per thread
+        spill_instructions = self.spill_reloads * num_warps
         pipes: dict[str, float] = {}
         for cls, count in counters.instructions.items():
             pipe = INSTRUCTION_CLASSES.get(cls, "alu")
@@ -213,17 +220,20 @@ class _PerProgram:
         self.pipe_cycles = max((count * spec.warp_size / spec.simt_lanes_per_clk[p] for p, count in pipes.items()),
                                default=0.0)
         self.instructions = sum(pipes.values())
+        self.memory_instructions = pipes["memory"]  # issued inside the memory phases, not after them
         self.num_warps = num_warps
         self.wavefronts = counters.shared_wavefronts / n
         self.spill_bytes = spill_instructions * spec.warp_size * 4
         self.spill_footprint = spilled * 4 * num_warps * spec.warp_size  # local memory one program keeps
         self.shared_per_program = counters.shared_bytes_per_program
-        self.l2_bytes = counters.global_sectors * spec.sector_bytes / n + self.spill_bytes
+        self.l2_bytes = (counters.global_sectors - counters.l1_hit_sectors) * spec.sector_bytes / n + self.spill_bytes
         self.dram_bytes = counters.dram_bytes / n
         self.atomic_cycles = (counters.atomic_ops / spec.atomic_ops_per_clk
                               + counters.atomic_serialized * spec.atomic_serial_cycles) / n
         self.barrier_cycles = (counters.barriers * spec.barrier_cycles
                                + counters.exchanges * spec.exchange_cycles) / n / num_warps
+        # a program's slot frees once its last stores are acknowledged by the L2
+        self.drain_cycles = spec.l2_round_cycles if counters.store_requests or counters.atomic_requests else 0.0
 
     def critical_path(self, spec: MachineSpec, per_unit: int, units: int) -> float:
         """Cycles one program takes by itself when `per_unit` programs share each of `units` units: its memory
@@ -238,14 +248,14 @@ class _PerProgram:
             trip = phase.round_trip(spec, per_unit * units)
             work = phase.work * per_warp + phase.flops * self.tensor_per_flop
             if phase.depth:
-                cycles += phase.rounds * max(trip * phase.chain / phase.depth, work) + trip
+                cycles += phase.rounds * max(trip / phase.depth, work) + trip
             else:
-                cycles += phase.rounds * (trip * phase.chain + work)
+                cycles += phase.rounds * (trip + work)
             phase_work += phase.work * phase.rounds
             phase_flops += phase.flops * phase.rounds
-        rest = (max(0.0, self.instructions - phase_work) * per_warp
+        rest = (max(0.0, self.instructions - self.memory_instructions - phase_work) * per_warp
                 + max(0.0, self.tensor_cycles - phase_flops * self.tensor_per_flop))
-        return cycles + rest + self.barrier_cycles
+        return cycles + rest + self.barrier_cycles + self.drain_cycles
 
 
 @dataclass(frozen=True)
@@ -265,16 +275,17 @@ class _Phase:
     def of(key: str, counters: Counters, programs: int) -> _Phase:
         _, depth, chain = key.split(":")
         executions = counters.phase_rounds[key]
-        moved = counters.phase_bytes.get(key, 0)
+        moved = max(0, counters.phase_bytes.get(key, 0) - counters.phase_l1_bytes.get(key, 0))  # reaching the L2
         return _Phase(rounds=executions / programs, bytes=moved / executions,
                       dram_share=min(1.0, counters.phase_dram_bytes.get(key, 0) / moved) if moved else 0.0,
                       depth=int(depth), chain=int(chain), work=counters.phase_instructions.get(key, 0) / executions,
                       flops=counters.phase_flops.get(key, 0) / executions)
 
     def round_trip(self, spec: MachineSpec, resident: int) -> float:
-        """Cycles from issuing one round of loads to their arrival while `resident` programs do the same: the
+        """Cycles from issuing one iteration's loads to their arrival while `resident` programs do the same: the
         unloaded latency of the level they come from and the time the bandwidth takes to serve all the bytes in
-        flight, combined as measured (simulator/data/h200_memory_curve.json)."""
+        flight, combined as measured (simulator/data/h200_memory_curve.json); loads whose addresses wait for
+        other loads (chain > 1) add their unloaded round trips first."""
         in_flight = resident * max(1, self.depth) * self.bytes
         dram = self.dram_share
         latency = dram * spec.dram_round_cycles + (1 - dram) * spec.l2_round_cycles
@@ -282,8 +293,10 @@ class _Phase:
         # asynchronous copies of pipelined loads bypass the L1; plain loads pass through it, at less bandwidth
         l2_queue = in_flight / ((spec.l2_bytes_per_s if self.depth else spec.l2_load_bytes_per_s) / spec.clock_hz)
         if dram_queue >= l2_queue:
-            return _norm(latency, dram_queue, spec.dram_queue_exponent)
-        return _norm(latency, l2_queue, spec.l2_queue_exponent)
+            trip = _norm(latency, dram_queue, spec.dram_queue_exponent)
+        else:
+            trip = _norm(latency, l2_queue, spec.l2_queue_exponent)
+        return trip + (self.chain - 1) * latency
 
 
 def _norm(a: float, b: float, p: float) -> float:
@@ -325,14 +338,17 @@ def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: in
     # shared memory; the rest goes out through the L2 to DRAM
     free = max(0.0, spec.local_cache_bytes - per_unit * p.shared_per_program)
     resident = per_unit * p.spill_footprint
-    spill_dram = p.spill_bytes * (1 - min(1.0, free / resident)) if resident else 0.0
+    spilled_out = 1 - min(1.0, free / resident) if resident else 0.0
+    spill_dram = p.spill_bytes * spilled_out
+    # a thread waits for each reload of a register spilled past the L1 (they follow the code's dependences)
+    spill_wait = p.spill_reloads * spilled_out * spec.l2_round_cycles
     return {
         "tensor": per_unit * p.tensor_cycles * spec.tensor_subcores / min(spec.tensor_subcores, warps),
         "issue": max(per_unit * p.pipe_cycles, per_unit * p.instructions / issue_rate),
         "shared": per_unit * (p.wavefronts / spec.shared_wavefronts_per_clk + p.transpose_cycles),
         "l2": per_unit * p.l2_bytes / l2_per_clk,
         "dram": per_unit * (p.dram_bytes + spill_dram) / dram_per_clk,
-        "latency": p.critical_path(spec, per_unit, units),
+        "latency": p.critical_path(spec, per_unit, units) + spill_wait,
         "atomics": per_unit * p.atomic_cycles,
     }
 

@@ -51,6 +51,7 @@ class Counters:
       load_bytes_moved        load_sectors x sector bytes (what the memory system moved)
       store_*                 the same for global stores
       masked_lanes            lanes masked off in global loads and stores (inactive lanes)
+      l1_hit_sectors          load sectors the unit's L1 served (they never reach the L2)
       l2_hits, l2_misses      sector accesses that hit / missed in the L2 model (loads and stores)
       dram_read_bytes         bytes fetched from DRAM on L2 read misses (in dram_atom_bytes units)
       dram_write_bytes        dirty bytes written back to DRAM (evictions and end of launch)
@@ -71,6 +72,7 @@ class Counters:
                               none), chain dependent round trips per iteration (a page-table gather: 2)
       phase_bytes             per memory phase, the bytes its loads move (load_bytes_moved)
       phase_dram_bytes        per memory phase, the DRAM bytes its loads read
+      phase_l1_bytes          per memory phase, the bytes of its loads the L1 served
       phase_instructions      per memory phase, the warp instructions of the other ops of its loop (shared-memory
                               ones included): the work an iteration does between waiting for its loads
       phase_flops             per memory phase, the tl.dot FLOPs of its loop
@@ -100,6 +102,7 @@ class Counters:
     store_bytes_requested: int = 0
     store_bytes_moved: int = 0
     masked_lanes: int = 0
+    l1_hit_sectors: int = 0
     l2_hits: int = 0
     l2_misses: int = 0
     dram_read_bytes: int = 0
@@ -117,6 +120,7 @@ class Counters:
     phase_rounds: dict[str, int] = field(default_factory=dict)
     phase_bytes: dict[str, int] = field(default_factory=dict)
     phase_dram_bytes: dict[str, int] = field(default_factory=dict)
+    phase_l1_bytes: dict[str, int] = field(default_factory=dict)
     phase_instructions: dict[str, int] = field(default_factory=dict)
     phase_flops: dict[str, int] = field(default_factory=dict)
     row_work: dict[str, int] = field(default_factory=dict)

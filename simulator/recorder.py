@@ -9,8 +9,10 @@ The L2 sees the stream one program after another, which keeps the reuse between 
 (matmul tiles) but not what `concurrency` programs running at once do to a program's own reuse: between
 two touches of its data by one program, every other resident program streams about as much of its own,
 so a reuse d bytes apart in the program's stream is concurrency x d bytes apart in the L2, and hits with
-the measured probability of that distance (spec.l2_reuse_hit). DRAM writes are charged per launch by
-its written footprint (jit.sampling.launch_dram), not here.
+the measured probability of that distance (spec.l2_reuse_hit). The L1 of a unit, shared by its `per_unit`
+programs, serves the same program's near reuses and the lines several programs read (a weight vector)
+to all but the first of the programs resident there. DRAM writes are charged per launch by its written
+footprint (jit.sampling.launch_dram), not here.
 
 Sampled launches: an access batch with a `weight` stands for that many times its own events (a
 thinned trace), and `extrapolate=(factor, buffers)` says the counters will be multiplied by `factor`
@@ -63,9 +65,11 @@ class LaunchCounters:
                  num_stages: int = 0, registers_per_thread: int = 0, shared_bytes_per_program: int = 0,
                  l2: L2Cache | None | bool = True,
                  extrapolate: tuple[float, tuple[np.ndarray, np.ndarray]] | None = None,
-                 concurrency: int = 1) -> None:
+                 concurrency: int = 1, per_unit: int = 1) -> None:
         self.spec = current_spec(spec)
         self.concurrency = max(1, int(concurrency))  # programs of the launch resident at once
+        self.per_unit = max(1, int(per_unit))  # of them, on one unit (sharing its L1)
+        self.l1_bytes = max(0, self.spec.local_cache_bytes - self.per_unit * shared_bytes_per_program)
         self.l2 = device_l2(self.spec) if l2 is True else (l2 or None)
         self.config = Counters(programs=programs, num_warps=num_warps, num_stages=num_stages,
                                registers_per_thread=registers_per_thread,
@@ -149,8 +153,8 @@ class LaunchCounters:
         self._stream.append((result.sector_ids, per_sector(program_ids), per_sector(order), write, group))
 
     def _run_l2(self) -> None:
-        """Order the stream by program (then by arrival), run it, take away the reuses concurrency breaks,
-        attribute hits and DRAM read bytes."""
+        """Order the stream by program (then by arrival), run it, take away the reuses concurrency breaks and what
+        the L1 serves, attribute L1 hits, L2 hits and DRAM read bytes."""
         sectors = np.concatenate([s for s, *_ in self._stream])
         programs = np.concatenate([p for _, p, *_ in self._stream])
         when = np.concatenate([k for _, _, k, _, _ in self._stream])
@@ -164,32 +168,39 @@ class LaunchCounters:
         look = self.l2.access(sectors, writes, split, detail=True).detail
         keys = {v: k for k, v in self._groups.items()}
         weights = np.array([keys[g][1] for g in range(len(keys))])
-        lost = self._concurrent_losses(look, programs[look.first], weights[groups[look.first]])
+        lost, l1 = self._reuse(look, programs[look.first], weights[groups[look.first]], writes[look.first])
+        count = self._popcount(look.mask)
         moved = look.hits * lost
-        hits, misses = look.hits - moved, look.misses + moved
-        atom_bytes = self.spec.dram_atom_bytes
-        read = look.read_bytes + moved / np.maximum(1, self._popcount(look.mask)) * look.atoms * atom_bytes
+        read = look.read_bytes + moved / np.maximum(1, count) * look.atoms * self.spec.dram_atom_bytes
+        # what the L1 serves never reaches the L2
+        outcome = ((look.hits - moved) * (1 - l1), (look.misses + moved) * (1 - l1), read * (1 - l1), count * l1)
         caps = self._first_touch_caps(sectors[first], groups[first], keys)
         splits, inverse = np.unique(split[look.first], return_inverse=True)
-        sums = [np.bincount(inverse, weights=a, minlength=splits.size) for a in (hits, misses, read)]
-        for key, h, m, r in zip(splits, *sums):
+        sums = [np.bincount(inverse, weights=a, minlength=splits.size) for a in outcome]
+        sector_bytes = self.spec.sector_bytes
+        for key, h, m, r, served in zip(splits, *sums):
             group, is_first = divmod(int(key), 2)
             line, weight, phase = keys[group]
             cap = caps.get(group, 1.0) if is_first else 1.0
             # the first touches the cap removes stand for accesses of sectors already in the L2: hits
-            dram = round(weight * cap * r)
+            dram, l1_sectors = round(weight * cap * r), round(weight * served)
             self._add(line, Counters(l2_hits=round(weight * (h + m * (1 - cap))), l2_misses=round(weight * cap * m),
-                                     dram_read_bytes=dram, phase_dram_bytes={phase: dram} if phase else {}))
+                                     dram_read_bytes=dram, l1_hit_sectors=l1_sectors,
+                                     phase_dram_bytes={phase: dram} if phase else {},
+                                     phase_l1_bytes={phase: l1_sectors * sector_bytes} if phase else {}))
         self._stream.clear()
 
-    def _concurrent_losses(self, look, programs: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """Per lookup, the share of its hits that the other resident programs' traffic evicts first. A reuse of
-        a line the same program touched before lies, in the L2, as far as concurrency x the program's private
-        bytes in between (every resident program streams as much of its own) plus the shared bytes in between
-        (lines other programs touch too are one copy for all)."""
-        lost = np.zeros(look.line.size)
-        if self.concurrency <= 1 or look.line.size < 2:
-            return lost
+    def _reuse(self, look, programs: np.ndarray, weights: np.ndarray,
+               writes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per lookup, (the share of its L2 hits that other resident programs' traffic evicts first, the chance the
+        L1 serves it). A reuse of a line the same program touched before lies as far as, in the L2, concurrency
+        x the program's private bytes in between (every resident program streams as much of its own) plus the
+        shared bytes in between (lines other programs touch too are one copy for all); in its unit's L1 the same
+        with per_unit programs. A line several programs read is read by the programs resident on a unit at about
+        the same time: one of them fetches it, the others find it in the L1."""
+        lost, l1 = np.zeros(look.line.size), np.zeros(look.line.size)
+        if look.line.size < 2:
+            return lost, l1
         by_line = np.lexsort((np.arange(look.line.size), look.line))
         again = look.line[by_line[1:]] == look.line[by_line[:-1]]
         _, program_index = np.unique(programs, return_inverse=True)
@@ -201,12 +212,16 @@ class LaunchCounters:
         before_private = np.concatenate(([0], np.cumsum(sectors * private)[:-1]))
         now, prev = by_line[1:][again], by_line[:-1][again]
         own = programs[now] == programs[prev]
-        now, prev = now[own], prev[own]
-        private_between = before_private[now] - before_private[prev]
-        shared_between = before[now] - before[prev] - private_between
-        distance = (self.concurrency * private_between + shared_between) * self.spec.sector_bytes * weights[now]
-        lost[now] = 1.0 - self.spec.l2_reuse_hit(distance)
-        return lost
+        reads = ~writes[now]
+        shared_read = now[~own & reads & ~private[now]]
+        l1[shared_read] = 1.0 - 1.0 / self.per_unit
+        now, prev, reads = now[own], prev[own], reads[own]
+        private_between = (before_private[now] - before_private[prev]) * self.spec.sector_bytes * weights[now]
+        shared_between = (before[now] - before[prev]) * self.spec.sector_bytes * weights[now] - private_between
+        lost[now] = 1.0 - self.spec.l2_reuse_hit(self.concurrency * private_between + shared_between)
+        l1_distance = self.per_unit * private_between + shared_between
+        l1[now[reads]] = self.spec.l1_reuse_hit(l1_distance[reads], self.l1_bytes)
+        return lost, l1
 
     def _popcount(self, masks: np.ndarray) -> np.ndarray:
         return np.unpackbits(masks.astype(np.uint16).view(np.uint8).reshape(-1, 2), axis=1).sum(axis=1)

@@ -134,6 +134,13 @@ class MachineSpec:
         span = max(1.0, self.l2_reuse_far_bytes - self.l2_reuse_near_bytes)
         return np.clip((self.l2_reuse_far_bytes - np.asarray(distance, dtype=float)) / span, 0.0, 1.0)
 
+    def l1_reuse_hit(self, distance: np.ndarray | float, capacity: float) -> np.ndarray | float:
+        """Probability that a reuse after `distance` bytes of other traffic hits in an L1 of `capacity` bytes: the
+        L2's measured fall, scaled to that capacity (assumed; no L1 microbenchmark)."""
+        near = capacity * self.l2_reuse_near_bytes / self.l2_bytes
+        far = capacity * self.l2_reuse_far_bytes / self.l2_bytes
+        return np.clip((far - np.asarray(distance, dtype=float)) / max(1.0, far - near), 0.0, 1.0)
+
     @property
     def l2_sets(self) -> int:
         """Number of L2 sets for the documented associativity (at least one)."""

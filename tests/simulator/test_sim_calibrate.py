@@ -1,11 +1,10 @@
 """Calibration: raw microbenchmark results turn into spec values (no GPU needed for this part)."""
 
-import pytest
-
 import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from simulator.calibrate import derive, fit_curve
 from simulator.specs import get_spec

@@ -28,9 +28,18 @@ def matmul_tile(programs, block=256, k=4096, num_warps=8, shared=64 * 1024):
         tensor_flops={"bf16": flops * programs}, instructions={"fp_fma": 64 * programs},
         load_requests=2 * block * k * 2 // 128 * programs, load_sectors=2 * block * k * 2 // 32 * programs,
         dram_read_bytes=2 * block * k * 2 * programs // 8, shared_wavefronts=2 * block * k * 2 // 128 * programs,
-        memory_rounds=k // 64 * programs, programs=programs, num_warps=num_warps, num_stages=3,
-        shared_bytes_per_program=shared,
+        phase_rounds={"0:2:1": k // 64 * programs}, phase_bytes={"0:2:1": 2 * block * k * 2 * programs},
+        phase_dram_bytes={"0:2:1": 2 * block * k * 2 * programs // 8}, phase_flops={"0:2:1": flops * programs},
+        programs=programs, num_warps=num_warps, num_stages=3, shared_bytes_per_program=shared,
     )
+
+
+def chain(rounds, key="0:0:1", bytes_per_round=1024, from_dram=True, programs=1, num_warps=1, **extra):
+    """Programs that each run `rounds` iterations of a loop whose loads (`key`: loop:depth:chain) wait each time."""
+    moved = rounds * bytes_per_round * programs
+    return Counters(load_requests=moved // 128, load_sectors=moved // 32, phase_rounds={key: rounds * programs},
+                    phase_bytes={key: moved}, phase_dram_bytes={key: moved if from_dram else 0}, programs=programs,
+                    num_warps=num_warps, **extra)
 
 
 def test_more_dram_bytes_take_longer_for_a_memory_bound_kernel():
@@ -60,7 +69,9 @@ def test_grid_smaller_than_the_units_leaves_units_idle():
     full = estimate(matmul_tile(132), 132, spec)
     assert half.active_units == 66 < spec.units
     assert full.active_units == spec.units
-    assert half.bound == full.bound == "tensor"
+    # one program per unit waits for its own dots between its other work: the tile's path, not the units, bounds it
+    assert half.bound == full.bound == "latency"
+    assert half.components["tensor"] <= half.components["latency"]
     assert half.seconds == pytest.approx(full.seconds, rel=0.05)  # twice the work in the same time
 
 
@@ -95,14 +106,22 @@ def test_tiny_kernels_are_launch_bound():
 
 def test_a_long_dependent_chain_is_latency_bound():
     spec = get_spec("h200")
-    c = Counters(load_requests=64, load_sectors=256, memory_rounds=64, programs=1, num_warps=1)
-    result = estimate(c, 1, spec)
+    result = estimate(chain(64), 1, spec)
     assert result.bound == "latency"
-    # 64 dependent round trips plus the program's first one (its store waits on it too)
-    assert result.components["latency"] == pytest.approx(65 * spec.mem_latency_cycles / spec.clock_hz)
+    # 64 round trips of a loop that is not software-pipelined; one 1 KiB round in flight queues for next to nothing
+    assert result.components["latency"] == pytest.approx(64 * spec.dram_round_cycles / spec.clock_hz, rel=0.01)
     # the same chain hitting in L2 is shorter
-    c.l2_hits = 256
-    assert estimate(c, 1, spec).components["latency"] == pytest.approx(65 * spec.l2_latency_cycles / spec.clock_hz)
+    in_l2 = estimate(chain(64, from_dram=False), 1, spec).components["latency"]
+    assert in_l2 == pytest.approx(64 * spec.l2_round_cycles / spec.clock_hz, rel=0.01)
+
+
+def test_round_trips_queue_when_many_programs_keep_bytes_in_flight():
+    # Little's law: 1,056 resident programs with 16 KiB each in flight wait for the DRAM bandwidth, not the latency
+    spec = get_spec("h200")
+    busy = chain(16, bytes_per_round=16 * 1024, programs=1056, num_warps=8, num_stages=1)
+    latency = estimate(busy, 1056, spec).components["latency"]
+    queue = 1056 * 16 * 1024 / (spec.dram_bytes_per_s * spec.dram_efficiency)  # one round of every program
+    assert latency > 16 * queue > 16 * spec.dram_round_cycles / spec.clock_hz
 
 
 def test_one_hot_atomic_address_serialises_the_grid():
@@ -157,10 +176,10 @@ def test_mn_major_operand_of_a_k_major_only_type_is_transposed_at_every_executio
 
 def test_loads_through_a_table_keep_their_round_trips():
     spec = get_spec("h200")
-    direct = Counters(load_requests=64, load_sectors=256, memory_rounds=64, programs=1, num_warps=1, num_stages=3)
-    gather = Counters(load_requests=64, load_sectors=256, memory_rounds=64, dependent_rounds=64, programs=1,
-                      num_warps=1, num_stages=3)
-    # software pipelining overlaps num_stages - 1 = 2 iterations of direct loads, none of a gather's
-    trip = spec.mem_latency_cycles / spec.clock_hz
-    assert estimate(direct, 1, spec).components["latency"] == pytest.approx(33 * trip)
-    assert estimate(gather, 1, spec).components["latency"] == pytest.approx(65 * trip)
+    direct = estimate(chain(64, key="0:2:1", num_stages=3), 1, spec).components["latency"]
+    gather = estimate(chain(64, key="0:0:2", num_stages=3), 1, spec).components["latency"]
+    # software pipelining keeps 2 iterations of direct loads in flight (plus the first round trip), none of a gather,
+    # whose table load adds one more round trip to each iteration
+    trip = spec.dram_round_cycles / spec.clock_hz
+    assert direct == pytest.approx(33 * trip, rel=0.01)
+    assert gather == pytest.approx(128 * trip, rel=0.01)

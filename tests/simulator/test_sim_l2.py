@@ -1,4 +1,4 @@
-"""The L2 model: capacity effects, writes that allocate without a fetch, DRAM atoms, and an exact match with a plain LRU."""
+"""The L2 model: capacity, writes that allocate without a fetch, DRAM atoms, an exact match with a plain LRU."""
 
 from collections import OrderedDict
 

@@ -1,6 +1,7 @@
 """LaunchCounters end to end: a vector add's warp accesses become per-line and total counters."""
 
 import numpy as np
+import pytest
 
 import simulator
 from simulator import L2Cache, LaunchCounters, LaunchRecord
@@ -67,7 +68,7 @@ def test_concurrent_programs_evict_each_others_rows():
     spec = simulator.get_spec("h200")
     alone = LaunchCounters(spec, programs=8, num_warps=1, l2=L2Cache(spec), concurrency=1)
     reread_rows(alone, 8, 64 * 1024)
-    crowded = LaunchCounters(spec, programs=8, num_warps=1, l2=L2Cache(spec), concurrency=1000)
+    crowded = LaunchCounters(spec, programs=8, num_warps=1, l2=L2Cache(spec), concurrency=1000, per_unit=8)
     reread_rows(crowded, 8, 64 * 1024)
     (solo, _), (busy, _) = alone.finish(), crowded.finish()
     assert solo.dram_read_bytes == 8 * 64 * 1024
@@ -79,7 +80,7 @@ def test_shared_lines_do_not_count_as_private_traffic():
     # every program reads one shared 512 KiB table between the two passes over its own small row: the table is
     # one copy for all, so the rows' reuse distance stays short and they hit however many programs run at once
     spec = simulator.get_spec("h200")
-    rec = LaunchCounters(spec, programs=4, num_warps=1, l2=L2Cache(spec), concurrency=1000)
+    rec = LaunchCounters(spec, programs=4, num_warps=1, l2=L2Cache(spec), concurrency=1000, per_unit=8)
     lanes = np.arange(32, dtype=np.int64)
     table = Y + 4 * np.arange(512 * 1024 // 4, dtype=np.int64).reshape(-1, 32)
     for program in range(4):
@@ -114,3 +115,20 @@ def test_record_built_from_a_recorder_feeds_a_profile():
         simulator.record_launch(LaunchRecord.build("add_kernel", 98, totals, machine="h200", lines=lines))
     assert prof.launches[0].bound in ("dram", "latency", "launch")
     assert "add.py:5" in prof.lines() or "add.py:6" in prof.lines()
+
+
+def test_the_l1_serves_near_reuses_and_lines_the_resident_programs_share():
+    # four programs per unit each read a shared 4 KiB vector, then their own 1 KiB row twice: the vector comes from
+    # the L2 for one of the four (the others find it in the L1), each row's second read from the L1
+    spec = simulator.get_spec("h200")
+    rec = LaunchCounters(spec, programs=4, num_warps=1, l2=L2Cache(spec), concurrency=528, per_unit=4)
+    lanes = np.arange(32, dtype=np.int64)
+    vector = Y + 4 * np.arange(1024, dtype=np.int64).reshape(-1, 32)
+    for program in range(4):
+        row = X + program * 1024 + 4 * np.arange(256, dtype=np.int64).reshape(-1, 32)
+        for batch in (vector, row, row):
+            rec.global_access(("k.py", 1), batch, None, 4, program_ids=np.full(len(batch), program))
+    totals, _ = rec.finish()
+    vector_sectors, row_sectors = 4096 // 32, 1024 // 32
+    assert totals.l1_hit_sectors == pytest.approx(3 * vector_sectors * 3 / 4 + 4 * row_sectors, abs=1)
+    assert totals.l2_hits + totals.l2_misses == pytest.approx(totals.load_sectors - totals.l1_hit_sectors, abs=1)
