@@ -5,8 +5,8 @@ It prints, and writes as JSON, the values to put into that machine's spec table 
 dram_efficiency (large copy), l2_bytes_per_s (L2-resident re-reads, L1 bypassed),
 dram_chase_cycles and l2_chase_cycles (pointer chases through DRAM and through L2, for reference),
 launch_overhead_s (an empty kernel timed like a user would), barrier_cycles (back-to-back
-barriers of 4 warps), tensor_efficiency (large bf16 GEMM), atomic_ops_per_clk and
-atomic_serial_cycles (atomics to distinct addresses / to one address).
+barriers of 4 warps), tensor_efficiency (large bf16 GEMM) and atomic_serial_cycles (atomics to one
+address). `--atomics OUT.json` measures atomic_line_rates (atomic requests spread over 1-65,536 lines).
 `--curve OUT.json` measures achieved bandwidth against bytes in flight per unit (concurrency_curve) and
 `--fit-curve CURVE.json` turns such a curve into the round-trip fields (dram_round_cycles, l2_round_cycles,
 l2_load_bytes_per_s, the queue exponents). Nothing else in the simulator imports this module: the simulator
@@ -210,6 +210,34 @@ def concurrency_curve(units: int | None = None) -> list[dict[str, float]]:
     return points
 
 
+def atomic_lines(units: int | None = None) -> list[dict[str, float]]:
+    """Throughput of atomic adds against how many L2 lines they fall on. Every warp instruction adds 32 fp32
+    values to one 128-B line (one line per instruction, as a column sum's atomics do); the instructions of the
+    launch spread over `lines` lines. Same-line requests queue at the line's L2 slice."""
+    import torch
+    import triton
+    import triton.language as tl
+    from triton.testing import do_bench
+
+    @triton.jit
+    def add_lines(dst, n_lines, REPS: tl.constexpr):
+        pid = tl.program_id(0)
+        lane = tl.arange(0, 32)
+        for r in range(REPS):
+            line = (pid * REPS + r) % n_lines
+            tl.atomic_add(dst + line * 32 + lane, 1.0)
+
+    units = units or torch.cuda.get_device_properties(0).multi_processor_count
+    grid, reps = units * 64, 64
+    points = []
+    for lines in (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536):
+        dst = torch.zeros(lines * 32, device="cuda")
+        seconds = do_bench(lambda: add_lines[(grid,)](dst, lines, REPS=reps, num_warps=1), warmup=5, rep=40) * 1e-3
+        points.append({"lines": lines, "requests": grid * reps, "seconds": seconds,
+                       "requests_per_s": grid * reps / seconds})
+    return points
+
+
 def fit_curve(points: list[dict[str, float]], units: int, clock_hz: float) -> dict[str, float]:
     """Round-trip parameters from concurrency_curve's points, per source ("dram", "l2"): the unloaded round trip
     L (cycles), the bandwidth B and the exponent p of round = (L^p + (units x in_flight / B)^p)^(1/p) that fit the
@@ -241,7 +269,7 @@ def fit_curve(points: list[dict[str, float]], units: int, clock_hz: float) -> di
 
 def derive(raw: dict[str, float], dram_peak: float, tensor_peak: float) -> dict[str, float]:
     """Spec values from the raw measurements."""
-    units, clock = raw["units"], raw["clock_hz"]
+    clock = raw["clock_hz"]
     spec = {}
     if "dram_copy_bytes_per_s" in raw:
         spec["dram_efficiency"] = raw["dram_copy_bytes_per_s"] / dram_peak
@@ -250,8 +278,7 @@ def derive(raw: dict[str, float], dram_peak: float, tensor_peak: float) -> dict[
             spec[key] = raw[key]
     if "bf16_gemm_flops" in raw:
         spec["tensor_efficiency"] = raw["bf16_gemm_flops"] / tensor_peak
-    if "atomic_ops_per_s" in raw:
-        spec["atomic_ops_per_clk"] = raw["atomic_ops_per_s"] / (units * clock)
+    if "same_address_ops_per_s" in raw:
         spec["atomic_serial_cycles"] = clock / raw["same_address_ops_per_s"]
     return spec
 
@@ -263,6 +290,13 @@ def main(argv: list[str]) -> None:
         h200 = get_spec("h200")
         with open(argv[1], encoding="utf-8") as f:
             print(json.dumps(fit_curve(json.load(f), h200.units, h200.clock_hz), indent=2))
+        return
+    if argv[:1] == ["--atomics"]:  # python -m simulator.calibrate --atomics OUT.json
+        points = atomic_lines()
+        for p in points:
+            print(f"{p['lines']:6d} lines: {p['requests_per_s'] / 1e9:8.2f} G requests/s")
+        with open(argv[1], "w", encoding="utf-8") as f:
+            json.dump(points, f, indent=1)
         return
     if argv[:1] == ["--curve"]:  # python -m simulator.calibrate --curve OUT.json
         points = concurrency_curve()

@@ -24,8 +24,10 @@ on one unit, in cycles (per-program counts are launch totals / programs):
              resident program keeps in flight (Little's law, fitted to the measured curve); work = the phase's
              other instructions / (num_warps * warp_issue_ipc) + its dots at the unit's tensor rate. Plus the
              rest of the program's work, barriers (barrier_cycles) and cross-warp exchanges (exchange_cycles)
-             per warp, and the reloads of registers spilled past the L1 (an L2 round trip each)
-    atomics  b * (atomic_ops / atomic_ops_per_clk + atomic_serialized * atomic_serial_cycles)
+             per warp, the reloads of registers spilled past the L1 (an L2 round trip each), and the drain of
+             its last stores and atomics (an L2 round trip after the atomic requests queued ahead of them)
+    atomics  b * (units * R / rate(lines) + atomic_serialized * atomic_serial_cycles); R = atomic line requests,
+             rate(lines) the measured L2 rate for requests spread over that many distinct lines
 
 where A = b * num_warps resident warps and I counts warp instructions (memory ones included). A
 thread that needs more registers than its budget (the per-thread maximum, or the program's share of
@@ -228,12 +230,13 @@ class _PerProgram:
         self.shared_per_program = counters.shared_bytes_per_program
         self.l2_bytes = (counters.global_sectors - counters.l1_hit_sectors) * spec.sector_bytes / n + self.spill_bytes
         self.dram_bytes = counters.dram_bytes / n
-        self.atomic_cycles = (counters.atomic_ops / spec.atomic_ops_per_clk
-                              + counters.atomic_serialized * spec.atomic_serial_cycles) / n
+        self.atomic_requests = counters.atomic_line_requests / n
+        self.atomic_rate = spec.atomic_rate(counters.atomic_lines)  # line requests per clock, GPU-wide
+        self.atomic_serial = counters.atomic_serialized * spec.atomic_serial_cycles / n
         self.barrier_cycles = (counters.barriers * spec.barrier_cycles
                                + counters.exchanges * spec.exchange_cycles) / n / num_warps
         # a program's slot frees once its last stores are acknowledged by the L2
-        self.drain_cycles = spec.l2_round_cycles if counters.store_requests or counters.atomic_requests else 0.0
+        self.drains = bool(counters.store_requests or counters.atomic_requests)
 
     def critical_path(self, spec: MachineSpec, per_unit: int, units: int) -> float:
         """Cycles one program takes by itself when `per_unit` programs share each of `units` units: its memory
@@ -255,7 +258,15 @@ class _PerProgram:
             phase_flops += phase.flops * phase.rounds
         rest = (max(0.0, self.instructions - self.memory_instructions - phase_work) * per_warp
                 + max(0.0, self.tensor_cycles - phase_flops * self.tensor_per_flop))
-        return cycles + rest + self.barrier_cycles + self.drain_cycles
+        return cycles + rest + self.barrier_cycles + self.drain(spec, per_unit * units)
+
+    def drain(self, spec: MachineSpec, resident: int) -> float:
+        """Cycles until a program's last stores and atomics are acknowledged: an L2 round trip, after the atomic
+        requests every resident program has queued at the lines they fall on."""
+        if not self.drains:
+            return 0.0
+        queued = resident * self.atomic_requests / self.atomic_rate if self.atomic_requests else 0.0
+        return spec.l2_round_cycles + queued
 
 
 @dataclass(frozen=True)
@@ -349,7 +360,7 @@ def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: in
         "l2": per_unit * p.l2_bytes / l2_per_clk,
         "dram": per_unit * (p.dram_bytes + spill_dram) / dram_per_clk,
         "latency": p.critical_path(spec, per_unit, units) + spill_wait,
-        "atomics": per_unit * p.atomic_cycles,
+        "atomics": per_unit * (units * p.atomic_requests / p.atomic_rate + p.atomic_serial),
     }
 
 

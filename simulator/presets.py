@@ -74,8 +74,11 @@ H200 = {
     "fp32_flops_per_clk": (256.0, "H", "128 FP32 lanes x FMA"),
     "simt_lanes_per_clk": (dict(_HOPPER_PIPES), "M", f"{_GUIDE}; branch lanes assumed 64; memory = "
                            "32 LD/ST units"),
-    "atomic_ops_per_clk": (1.43, "H", "64 M fp32 atomic_add to distinct addresses (DRAM traffic included); "
-                           + _MEASURED),
+    "atomic_line_rates": (((1, 0.2131), (4, 0.4123), (16, 0.7125), (64, 1.1861), (256, 2.1089), (1024, 2.7003),
+                           (4096, 2.7876), (16384, 2.8032), (65536, 2.6832)),
+                          "H", "warp-wide fp32 atomic_add, 32 lanes on one line, spread over 1-65,536 lines: "
+                          "requests per clock at 1.98 GHz (python -m simulator.calibrate --atomics, "
+                          "simulator/data/h200_atomic_lines.json)"),
     "atomic_serial_cycles": (3.5, "H", "4 M fp32 atomic_add to one address: 3.48 cycles each; " + _MEASURED),
     "barrier_cycles": (20.0, "H", "back-to-back barriers of 4 warps: 20.3 cycles; " + _MEASURED),
     "launch_overhead_s": (4.5e-6, "M", "empty kernel 3.3-3.8 us with do_bench (measured); copy sizes imply "
@@ -162,7 +165,7 @@ MTT_S5000 = {
     "tensor_subcores": (4, "L", "128-thread warp squads = 4 warps feed the tensor core engine"),
     "fp32_flops_per_clk": (256.0, "assumed", "FP32 rate not published; 128 lanes per MP assumed"),
     "simt_lanes_per_clk": (dict(_HOPPER_PIPES), "assumed", _S5000_ASSUMED_PIPES),
-    "atomic_ops_per_clk": (1.43, "assumed", "H200's measured value"),
+    "atomic_line_rates": (H200["atomic_line_rates"][0], "assumed", "H200's measured table"),
     "atomic_serial_cycles": (3.5, "assumed", "H200's measured value"),
     "barrier_cycles": (20.0, "assumed", "H200's measured value"),
     "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),
@@ -216,7 +219,7 @@ MTT_S4000 = {
     "tensor_subcores": (4, "assumed", "not published"),
     "fp32_flops_per_clk": (256.0, "L", "25 TFLOPS (M) over the assumed 64 MPs x 1.5 GHz"),
     "simt_lanes_per_clk": (dict(_HOPPER_PIPES), "assumed", "not published; Hopper SM pipe widths"),
-    "atomic_ops_per_clk": (1.43, "assumed", "H200's measured value"),
+    "atomic_line_rates": (H200["atomic_line_rates"][0], "assumed", "H200's measured table"),
     "atomic_serial_cycles": (3.5, "assumed", "H200's measured value"),
     "barrier_cycles": (20.0, "assumed", "H200's measured value"),
     "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),

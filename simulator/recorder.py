@@ -78,6 +78,7 @@ class LaunchCounters:
         self._stream: list[tuple] = []  # per batch: sectors, programs, order keys, write, group
         self._groups: dict[tuple[LineKey, float, str | None], int] = {}  # (line, weight, phase) -> group id
         self._extrapolate = extrapolate
+        self._atomic_lines: list[np.ndarray] = []  # the lines each batch of atomics touched
 
     def global_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
                       access_bytes: int = 4, *, store: bool = False, program_ids: np.ndarray | None = None,
@@ -102,10 +103,12 @@ class LaunchCounters:
                       access_bytes: int = 4, *, program_ids: np.ndarray | None = None, weight: float = 1.0,
                       order: np.ndarray | None = None) -> None:
         """A batch of atomic warp instructions; they read and write their sectors at the L2."""
-        self._add(line, atomic_contention(addresses, mask, self.spec).to_counters().scaled(weight))
+        lines = coalesce(addresses, mask, access_bytes, self.spec, keep_sectors=True)
+        counters = atomic_contention(addresses, mask, self.spec).to_counters()
+        self._add(line, (counters + Counters(atomic_line_requests=lines.total_lines)).scaled(weight))
+        self._atomic_lines.append(np.unique(lines.sector_ids // self.spec.sectors_per_line))
         if self.l2 is not None:
-            self._queue(line, coalesce(addresses, mask, access_bytes, self.spec, keep_sectors=True), True,
-                        program_ids, weight, order)
+            self._queue(line, lines, True, program_ids, weight, order)
 
     def instructions(self, line: LineKey, counts: Mapping[str, int], simt_flops: int = 0) -> None:
         """Warp instructions by class (see counters.INSTRUCTION_CLASSES) and their lane FLOPs."""
@@ -127,6 +130,8 @@ class LaunchCounters:
         """Run the L2 on the launch's sector stream and return (launch totals, per-line counters)."""
         if self.l2 is not None and self._stream:
             self._run_l2()
+        if self._atomic_lines:
+            self.config.atomic_lines = int(np.unique(np.concatenate(self._atomic_lines)).size)
         totals = sum(self.lines.values(), Counters()) + self.config
         return totals, dict(self.lines)
 

@@ -90,7 +90,7 @@ class MachineSpec:
     fp32_flops_per_clk: float
     simt_lanes_per_clk: Mapping[str, float]
     # atomics, barriers, launch
-    atomic_ops_per_clk: float
+    atomic_line_rates: tuple[tuple[int, float], ...]  # (distinct lines, atomic line requests per clock, GPU-wide)
     atomic_serial_cycles: float
     barrier_cycles: float
     launch_overhead_s: float
@@ -140,6 +140,13 @@ class MachineSpec:
         near = capacity * self.l2_reuse_near_bytes / self.l2_bytes
         far = capacity * self.l2_reuse_far_bytes / self.l2_bytes
         return np.clip((far - np.asarray(distance, dtype=float)) / max(1.0, far - near), 0.0, 1.0)
+
+    def atomic_rate(self, lines: int) -> float:
+        """Atomic line requests per clock the L2 serves, GPU-wide, when they fall on `lines` distinct lines:
+        interpolated (in log lines) in the measured table; requests to few lines queue at their slices."""
+        counts = np.log([max(1, n) for n, _ in self.atomic_line_rates])
+        rates = [r for _, r in self.atomic_line_rates]
+        return float(np.interp(np.log(max(1, lines)), counts, rates))
 
     @property
     def l2_sets(self) -> int:
@@ -238,7 +245,7 @@ _POSITIVE = (
     "l2_line_bytes", "l2_ways", "l2_bytes_per_s", "dram_bytes_per_s", "dram_efficiency",
     "dram_atom_bytes", "dram_round_cycles", "l2_round_cycles", "l2_load_bytes_per_s", "dram_queue_exponent",
     "l2_queue_exponent", "tensor_efficiency",
-    "tensor_subcores", "fp32_flops_per_clk", "atomic_ops_per_clk", "mma_async_warps", "mma_sync_fraction",
+    "tensor_subcores", "fp32_flops_per_clk", "mma_async_warps", "mma_sync_fraction",
     "warp_issue_ipc",
 )
 
@@ -266,6 +273,8 @@ def _validate(spec: MachineSpec) -> None:
         value = getattr(spec, name)
         if value & (value - 1):
             raise ValueError(f"MachineSpec {spec.name!r}: {name} must be a power of two, got {value}")
+    if not spec.atomic_line_rates or any(rate <= 0 for _, rate in spec.atomic_line_rates):
+        raise ValueError(f"MachineSpec {spec.name!r}: atomic_line_rates must be (lines, rate > 0) pairs")
     missing = set(PIPES) - set(spec.simt_lanes_per_clk)
     if missing:
         raise ValueError(f"MachineSpec {spec.name!r}: simt_lanes_per_clk lacks {sorted(missing)}")

@@ -25,7 +25,6 @@ def test_derive_turns_measurements_into_spec_values():
     spec = derive(RAW, h200.dram_bytes_per_s, h200.peak_tensor_flops("bf16"))
     assert spec["dram_efficiency"] == pytest.approx(0.885, abs=0.005)
     assert spec["tensor_efficiency"] == pytest.approx(0.70, abs=0.01)
-    assert spec["atomic_ops_per_clk"] == pytest.approx(1.43, abs=0.01)
     assert spec["atomic_serial_cycles"] == pytest.approx(3.48, abs=0.01)
     assert spec["barrier_cycles"] == 20.3
     assert "l2_chase_cycles" not in spec  # pointer chases are reported, not spec values

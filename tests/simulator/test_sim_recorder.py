@@ -122,7 +122,6 @@ def test_the_l1_serves_near_reuses_and_lines_the_resident_programs_share():
     # the L2 for one of the four (the others find it in the L1), each row's second read from the L1
     spec = simulator.get_spec("h200")
     rec = LaunchCounters(spec, programs=4, num_warps=1, l2=L2Cache(spec), concurrency=528, per_unit=4)
-    lanes = np.arange(32, dtype=np.int64)
     vector = Y + 4 * np.arange(1024, dtype=np.int64).reshape(-1, 32)
     for program in range(4):
         row = X + program * 1024 + 4 * np.arange(256, dtype=np.int64).reshape(-1, 32)
