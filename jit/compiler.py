@@ -230,7 +230,8 @@ def _lower(build: Build) -> None:
 
 
 def _emit(build: Build) -> None:
-    build.obj = engine.optimize_and_emit(build.lowered.llvm_ir, build.func.name, with_asm=False)
+    build.obj = engine.optimize_and_emit(build.lowered.llvm_ir, build.func.name, with_asm=False,
+                                         profiling=build.options.instrument)
 
 
 STAGES: tuple[tuple[str, Callable[[Build], None]], ...] = (

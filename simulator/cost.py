@@ -37,9 +37,9 @@ max); the kernel takes launch_overhead_s + sum over waves / clock_hz, and at lea
 atomic_max_multiplicity * atomic_serial_cycles (one hot address serialises the whole grid). When the
 programs' work varies along the grid's first dim (Counters.row_work: causal attention, a paged decode's
 sequences), the waves give way to the slots filling in launch order: each program takes the first slot
-that frees up, for the full wave's time scaled by its work. Every parameter is a spec field, so a
-machine's model is data (presets.py documents each value and its source); `python -m simulator.validate`
-scores it against measured H200 sweeps.
+that frees up, for the wave time of a program with its work (the average program's counts scaled by
+it). Every parameter is a spec field, so a machine's model is data (presets.py documents each value
+and its source); `python -m simulator.validate` scores it against measured H200 sweeps.
 """
 
 from __future__ import annotations
@@ -147,8 +147,10 @@ def estimate(counters: Counters, grid: int | tuple[int, ...] | None = None,
     if weights is not None:  # programs of unequal work: the slots are filled in launch order as they free up
         per_unit = min(occ.programs_per_unit, ceil_div(programs, spec.units))
         units = min(spec.units, programs)
-        full = _blend(_wave_components(per_program, spec, per_unit, units, num_warps), spec.alpha) / spec.clock_hz
-        scheduled = _makespan(full * weights, per_unit * units)
+        levels, which = np.unique(np.round(weights, 2), return_inverse=True)  # programs of like work, modeled once
+        durations = np.array([_blend(_wave_components(_PerProgram(counters.scaled(level), spec, num_warps), spec,
+                                                      per_unit, units, num_warps), spec.alpha) for level in levels])
+        scheduled = _makespan(durations[which] / spec.clock_hz, per_unit * units)
         schedule = [dataclasses.replace(w, start_s=w.start_s * scheduled / start, seconds=w.seconds * scheduled / start)
                     for w in schedule]
         totals = {name: value * scheduled / start for name, value in totals.items()}

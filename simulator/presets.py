@@ -12,7 +12,6 @@ _GUIDE = "CUDA Programming Guide throughput table, CC 9.0"
 _MEASURED = "measured on an H200 with simulator/calibrate.py (2026-11)"
 _CURVE = "python -m simulator.calibrate --fit-curve simulator/data/h200_memory_curve.json"
 _L2_REUSE = "ncu DRAM bytes, benchmarks/gpu/l2_reuse.py -> simulator/data/h200_l2_reuse.json (2026-12)"
-_MIB = 1 << 20
 _FITTED = "fitted by simulator/fit.py on the calibration groups of simulator/data/h200_sweep.csv (2026-12)"
 
 # SIMT pipe widths (lanes per clock per unit) of a Hopper SM; reused, as an assumption, for MUSA.
@@ -45,11 +44,11 @@ H200 = {
     "transaction_lanes": (32, "H", "a warp instruction is one request"),
     "sector_bytes": (32, "H", "BPG §9.2.1; Nsight Compute memory model"),
     "l2_bytes": (62914560, "H", "measured 60 MiB"),
-    "l2_reuse_near_bytes": (38 * _MIB, "H", "a buffer re-read in the same order, every SM busy: the second pass "
-                            "hits 98 % at 36 MiB, 93 % at 40, 37 % at 48, 2 % at 56 (" + _L2_REUSE + ")"),
-    "l2_reuse_far_bytes": (55 * _MIB, "H", "see l2_reuse_near_bytes; nothing hits beyond 56 MiB (" + _L2_REUSE + ")"),
-    "l2_dirty_bytes": (21.5 * _MIB, "H", "a copy of F bytes writes F - 21.5 MiB to DRAM during the launch for any "
-                       "F >= 32 MiB; the rest is written back after it (" + _L2_REUSE + ")"),
+    "l2_reuse_near": (38 / 60, "H", "a buffer re-read in the same order, every SM busy: the second pass hits 98 % at "
+                      "36 MiB, 93 % at 40, 37 % at 48, 2 % at 56 of the 60 MiB L2 (" + _L2_REUSE + ")"),
+    "l2_reuse_far": (55 / 60, "H", "see l2_reuse_near; nothing hits beyond 56 MiB (" + _L2_REUSE + ")"),
+    "l2_dirty": (21.5 / 60, "H", "a copy of F bytes writes F - 21.5 MiB to DRAM during the launch for any F >= 32 MiB; "
+                 "the rest is written back after it (" + _L2_REUSE + ")"),
     "l2_line_bytes": (128, "H", "Nsight Compute: 128-B lines of four 32-B sectors"),
     "l2_ways": (16, "assumed", "associativity not published; 16-way with hashed set index"),
     "l2_bytes_per_s": (9.9e12, "H", "16 MiB L2-resident re-read, L1 bypassed: 9.4-9.9 TB/s; " + _MEASURED),
@@ -114,10 +113,8 @@ def _round_trips(clock_hz: float) -> dict:
     return table
 
 
-def _l2_policy(l2_bytes: int) -> dict:
-    """The H200's measured L2 reuse and write-back behaviour, as shares of its size, assumed for another L2."""
-    return {name: (H200[name][0] / H200["l2_bytes"][0] * l2_bytes, "assumed", "the H200's share of its L2")
-            for name in ("l2_reuse_near_bytes", "l2_reuse_far_bytes", "l2_dirty_bytes")}
+_L2_POLICY = {name: (H200[name][0], "assumed", "the H200's share of its L2")
+              for name in ("l2_reuse_near", "l2_reuse_far", "l2_dirty")}
 
 
 _S5000_ASSUMED_PIPES = "not published; Hopper SM pipe widths assumed"
@@ -147,7 +144,7 @@ MTT_S5000 = {
     "transaction_lanes": (32, "assumed", "one request per 32-lane warp instruction, as on NVIDIA"),
     "sector_bytes": (32, "assumed", "not published; NVIDIA's 32-B sectors"),
     "l2_bytes": (62914560, "H", "musaInfo l2CacheSize 60 MiB"),
-    **_l2_policy(62914560),
+    **_L2_POLICY,
     "l2_line_bytes": (128, "assumed", "not published; NVIDIA's 128-B lines"),
     "l2_ways": (16, "assumed", "not published; 16-way with hashed set index"),
     "l2_bytes_per_s": (6.4e12, "assumed", "4 x DRAM bandwidth (Triton perf model's ratio)"),
@@ -203,7 +200,7 @@ MTT_S4000 = {
                           "assumed 32-lane groups (research §3.4)"),
     "sector_bytes": (32, "assumed", "not published"),
     "l2_bytes": (8 * 1024 * 1024, "assumed", "L2 size not published; 8 MiB assumed"),
-    **_l2_policy(8 * 1024 * 1024),
+    **_L2_POLICY,
     "l2_line_bytes": (128, "assumed", "not published"),
     "l2_ways": (16, "assumed", "not published"),
     "l2_bytes_per_s": (3.072e12, "assumed", "4 x DRAM bandwidth (Triton perf model's ratio)"),

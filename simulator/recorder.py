@@ -173,7 +173,7 @@ class LaunchCounters:
         look = self.l2.access(sectors, writes, split, detail=True).detail
         keys = {v: k for k, v in self._groups.items()}
         weights = np.array([keys[g][1] for g in range(len(keys))])
-        lost, l1 = self._reuse(look, programs[look.first], weights[groups[look.first]], writes[look.first])
+        lost, l1 = self._reuse(look, programs[look.first], groups[look.first], weights, writes[look.first])
         count = self._popcount(look.mask)
         moved = look.hits * lost
         read = look.read_bytes + moved / np.maximum(1, count) * look.atoms * self.spec.dram_atom_bytes
@@ -195,14 +195,16 @@ class LaunchCounters:
                                      phase_l1_bytes={phase: l1_sectors * sector_bytes} if phase else {}))
         self._stream.clear()
 
-    def _reuse(self, look, programs: np.ndarray, weights: np.ndarray,
+    def _reuse(self, look, programs: np.ndarray, groups: np.ndarray, weights: np.ndarray,
                writes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per lookup, (the share of its L2 hits that other resident programs' traffic evicts first, the chance the
         L1 serves it). A reuse of a line the same program touched before lies as far as, in the L2, concurrency
         x the program's private bytes in between (every resident program streams as much of its own) plus the
         shared bytes in between (lines other programs touch too are one copy for all); in its unit's L1 the same
         with per_unit programs. A line several programs read is read by the programs resident on a unit at about
-        the same time: one of them fetches it, the others find it in the L1."""
+        the same time: one of them fetches it, the others find it in the L1. In a thinned trace (groups whose weight
+        is the stride) the bytes between two touches stand for weight times as many, except between two traced
+        executions of the same op: the op's own untraced executions touched the line in between."""
         lost, l1 = np.zeros(look.line.size), np.zeros(look.line.size)
         if look.line.size < 2:
             return lost, l1
@@ -221,8 +223,9 @@ class LaunchCounters:
         shared_read = now[~own & reads & ~private[now]]
         l1[shared_read] = 1.0 - 1.0 / self.per_unit
         now, prev, reads = now[own], prev[own], reads[own]
-        private_between = (before_private[now] - before_private[prev]) * self.spec.sector_bytes * weights[now]
-        shared_between = (before[now] - before[prev]) * self.spec.sector_bytes * weights[now] - private_between
+        scale = np.where(groups[now] == groups[prev], 1.0, weights[groups[now]]) * self.spec.sector_bytes
+        private_between = (before_private[now] - before_private[prev]) * scale
+        shared_between = (before[now] - before[prev]) * scale - private_between
         lost[now] = 1.0 - self.spec.l2_reuse_hit(self.concurrency * private_between + shared_between)
         l1_distance = self.per_unit * private_between + shared_between
         l1[now[reads]] = self.spec.l1_reuse_hit(l1_distance[reads], self.l1_bytes)

@@ -64,9 +64,12 @@ class MachineSpec:
     transaction_lanes: int
     sector_bytes: int
     l2_bytes: int
-    l2_reuse_near_bytes: float  # a reuse this many bytes of other traffic after the last touch still hits
-    l2_reuse_far_bytes: float  # one farther than this misses (between the two the hit rate falls linearly)
-    l2_dirty_bytes: float  # written bytes the L2 still holds when a launch ends (written back after it)
+    # shares of l2_bytes: a reuse less than near x l2_bytes of other traffic after the last touch hits, one farther
+    # than far x l2_bytes misses (the hit rate falls linearly between); dirty x l2_bytes of written data are still
+    # in the L2 when a launch ends (written back after it)
+    l2_reuse_near: float
+    l2_reuse_far: float
+    l2_dirty: float
     l2_line_bytes: int
     l2_ways: int
     l2_bytes_per_s: float
@@ -127,18 +130,21 @@ class MachineSpec:
     def l2_reuse_bytes(self) -> int:
         """The L2 capacity reuse sees: the middle of the measured fall from always hitting to never, in whole sets."""
         per_set = self.l2_line_bytes * self.l2_ways
-        return max(1, int((self.l2_reuse_near_bytes + self.l2_reuse_far_bytes) / 2 // per_set)) * per_set
+        return max(1, int((self.l2_reuse_near + self.l2_reuse_far) / 2 * self.l2_bytes // per_set)) * per_set
+
+    @property
+    def l2_dirty_bytes(self) -> float:
+        """Written bytes the L2 holds back when a launch ends."""
+        return self.l2_dirty * self.l2_bytes
 
     def l2_reuse_hit(self, distance: np.ndarray | float) -> np.ndarray | float:
         """Probability that a reuse after `distance` bytes of other traffic hits in the L2."""
-        span = max(1.0, self.l2_reuse_far_bytes - self.l2_reuse_near_bytes)
-        return np.clip((self.l2_reuse_far_bytes - np.asarray(distance, dtype=float)) / span, 0.0, 1.0)
+        return self.l1_reuse_hit(distance, self.l2_bytes)
 
     def l1_reuse_hit(self, distance: np.ndarray | float, capacity: float) -> np.ndarray | float:
-        """Probability that a reuse after `distance` bytes of other traffic hits in an L1 of `capacity` bytes: the
-        L2's measured fall, scaled to that capacity (assumed; no L1 microbenchmark)."""
-        near = capacity * self.l2_reuse_near_bytes / self.l2_bytes
-        far = capacity * self.l2_reuse_far_bytes / self.l2_bytes
+        """Probability that a reuse after `distance` bytes of other traffic hits in a cache of `capacity` bytes: the
+        L2's measured fall, scaled to that capacity (for the L1 an assumption: no L1 microbenchmark)."""
+        near, far = self.l2_reuse_near * capacity, self.l2_reuse_far * capacity
         return np.clip((far - np.asarray(distance, dtype=float)) / max(1.0, far - near), 0.0, 1.0)
 
     def atomic_rate(self, lines: int) -> float:
@@ -241,7 +247,7 @@ _POSITIVE = (
     "max_programs_per_unit", "issue_schedulers", "registers_per_unit", "registers_per_program",
     "max_registers_per_thread", "register_alloc_unit", "shared_bytes_per_unit", "local_cache_bytes", "shared_banks",
     "shared_bank_bytes", "shared_wavefronts_per_clk", "transaction_lanes", "sector_bytes", "l2_bytes",
-    "l2_reuse_near_bytes", "l2_reuse_far_bytes",
+    "l2_reuse_near", "l2_reuse_far",
     "l2_line_bytes", "l2_ways", "l2_bytes_per_s", "dram_bytes_per_s", "dram_efficiency",
     "dram_atom_bytes", "dram_round_cycles", "l2_round_cycles", "l2_load_bytes_per_s", "dram_queue_exponent",
     "l2_queue_exponent", "tensor_efficiency",
@@ -255,10 +261,10 @@ def _validate(spec: MachineSpec) -> None:
     for name in _POSITIVE:
         if not getattr(spec, name) > 0:
             raise ValueError(f"MachineSpec {spec.name!r}: {name} must be > 0, got {getattr(spec, name)!r}")
-    if not spec.l2_reuse_near_bytes <= spec.l2_reuse_far_bytes <= spec.l2_bytes:
-        raise ValueError(f"MachineSpec {spec.name!r}: l2_reuse_near_bytes <= l2_reuse_far_bytes <= l2_bytes")
-    if not 0 <= spec.l2_dirty_bytes <= spec.l2_bytes:
-        raise ValueError(f"MachineSpec {spec.name!r}: l2_dirty_bytes must be within the L2")
+    if not spec.l2_reuse_near <= spec.l2_reuse_far <= 1:
+        raise ValueError(f"MachineSpec {spec.name!r}: 0 < l2_reuse_near <= l2_reuse_far <= 1 (shares of l2_bytes)")
+    if not 0 <= spec.l2_dirty <= 1:
+        raise ValueError(f"MachineSpec {spec.name!r}: l2_dirty is a share of l2_bytes, in [0, 1]")
     if spec.l2_line_bytes % spec.sector_bytes:
         raise ValueError(f"MachineSpec {spec.name!r}: l2_line_bytes must be a multiple of sector_bytes")
     if spec.sectors_per_line > 16:

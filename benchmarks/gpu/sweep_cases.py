@@ -17,12 +17,17 @@ from sweep_kernels import (
     add_rmsnorm_kernel,
     attention_kernel,
     bmm_kernel,
+    colmax_kernel,
     colsum_atomic_kernel,
     colsum_kernel,
     cumsum_kernel,
+    dropout_kernel,
+    embedding_kernel,
     gelu_tanh_kernel,
     gemv_kernel,
     layernorm_kernel,
+    layernorm_looped_kernel,
+    linear_act_kernel,
     logsumexp_kernel,
     matmul_kernel,
     paged_decode_kernel,
@@ -475,7 +480,7 @@ def cases() -> list[Case]:
         attention_case("attention_fp16_d128_bh32_s4096", v, 32, 4096, 128, "fp16"),
         attention_case("attention_bf16_d64_bh64_s4096", v, 64, 4096, 64, "bf16"),
         add_case("add_fp32_64M", v, 1 << 26, "fp32"),
-    ] + holdout_cases() + holdout2_cases()
+    ] + holdout_cases() + holdout2_cases() + holdout3_cases()
 
 
 # --- held-out kernels (split "holdout"): scored only at the end, never fitted on or looked at while modeling
@@ -699,6 +704,132 @@ def holdout2_cases() -> list[Case]:
         rope_inline_case("holdout2_rope_inline_fp16_t4096_h32_d128", 4096, 32, 128, "fp16"),
         colsum_atomic_case("holdout2_colsum_atomic_fp32_65536x1024", 65536, 1024, "fp32"),
         colsum_atomic_case("holdout2_colsum_atomic_bf16_32768x4096", 32768, 4096, "bf16"),
+    ]
+
+
+# --- third held-out set (split "holdout3"): new kernel sources, measured once with the model frozen, at the end of
+# --- the session that refitted it on the December data
+
+_PHILOX = (0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85)  # round multipliers A, B and key increments (Triton's)
+
+
+def _philox_uniform(seed: int, offsets: np.ndarray) -> np.ndarray:
+    """tl.rand(seed, offsets): the first word of Philox-4x32-10 on counter (offset, 0, 0, 0), as a float in [0, 1)."""
+    round_a, round_b, key_a, key_b = (np.uint64(v) for v in _PHILOX)
+    low = np.uint64(0xFFFFFFFF)
+    c0, c1 = offsets.astype(np.uint64), np.zeros(offsets.shape, np.uint64)
+    c2, c3 = np.zeros_like(c0), np.zeros_like(c0)
+    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32)
+    for _ in range(10):
+        a0, a2 = c0, c2
+        c0 = ((round_b * a2) >> np.uint64(32)) ^ c1 ^ k0
+        c2 = ((round_a * a0) >> np.uint64(32)) ^ c3 ^ k1
+        c1, c3 = (round_b * a2) & low, (round_a * a0) & low
+        k0, k1 = (k0 + key_a) & low, (k1 + key_b) & low
+    signed = c0.astype(np.uint32).view(np.int32).astype(np.int64)
+    return np.where(signed < 0, -signed - 1, signed).astype(np.float32) * np.float32(4.6566127342e-10)
+
+
+ELEMENTWISE3_CONFIGS = _grid_configs({"BLOCK": [256, 512, 1024, 2048, 4096, 8192], "num_warps": [1, 2, 4, 8, 16]},
+                                     limit=16, seed=21, keep=lambda c: c["BLOCK"] >= 32 * c["num_warps"])
+
+
+def dropout_case(name, n, dtype, p=0.3, seed=1234):
+    def inputs(rng):
+        return {"x": _rand(rng, (n,), dtype), "out": np.empty(n, _np_dtype(dtype))}
+
+    def reference(x):
+        keep = _philox_uniform(seed, np.arange(n)) > np.float32(p)
+        return {"out": np.where(keep, _f32(x["x"]) / np.float32(1 - p), 0.0)}
+
+    size = _itemsize(dtype)
+    return Case("holdout3_dropout", name, "holdout3", dropout_kernel, {"n": n}, dtype, ELEMENTWISE3_CONFIGS, inputs,
+                ("out",), lambda x, cfg: (x["x"], x["out"], n, p, seed), lambda cfg: (math.ceil(n / cfg["BLOCK"]),),
+                reference, tolerance=1e-2, min_bytes=2.0 * size * n)
+
+
+LOOPED_ROW_CONFIGS = _grid_configs({"BLOCK": [256, 512, 1024, 2048, 4096, 8192], "num_warps": [1, 2, 4, 8, 16]},
+                                   limit=16, seed=22, keep=lambda c: c["BLOCK"] >= 32 * c["num_warps"])
+
+
+def layernorm_looped_case(name, rows, cols, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, cols), dtype), "w": _rand(rng, (cols,), dtype), "b": _rand(rng, (cols,), dtype),
+                "y": np.empty((rows, cols), _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"])
+        mean = v.mean(axis=1, keepdims=True)
+        rstd = 1 / np.sqrt(((v - mean) ** 2).mean(axis=1, keepdims=True) + 1e-5)
+        return {"y": (v - mean) * rstd * _f32(x["w"]) + _f32(x["b"])}
+
+    size = _itemsize(dtype)
+    return Case("holdout3_layernorm_looped", name, "holdout3", layernorm_looped_kernel, {"rows": rows, "cols": cols},
+                dtype, LOOPED_ROW_CONFIGS, inputs, ("y",),
+                lambda x, cfg: (x["x"], x["y"], x["w"], x["b"], cols, 1e-5), lambda cfg: (rows,), reference,
+                tolerance=3e-2, min_bytes=2.0 * size * rows * cols)
+
+
+def linear_act_case(name, m, n, k, dtype):
+    def inputs(rng):
+        return {"a": _rand(rng, (m, k), dtype), "w": _rand(rng, (k, n), dtype, 0.05), "bias": _rand(rng, (n,), dtype),
+                "c": np.empty((m, n), _np_dtype(dtype))}
+
+    def reference(x):
+        h = _f32(x["a"]) @ _f32(x["w"]) + _f32(x["bias"])
+        return {"c": np.where(h >= 0, h, 0.01 * h)}
+
+    size = _itemsize(dtype)
+    return Case("holdout3_linear_act", name, "holdout3", linear_act_kernel, {"M": m, "N": n, "K": k}, dtype,
+                MATMUL_CONFIGS, inputs, ("c",), lambda x, cfg: (x["a"], x["w"], x["bias"], x["c"], m, n, k),
+                lambda cfg: (math.ceil(m / cfg["BLOCK_M"]) * math.ceil(n / cfg["BLOCK_N"]),), reference,
+                tolerance=2e-2, flops=2.0 * m * n * k, min_bytes=size * (m * k + k * n + m * n))
+
+
+EMBEDDING_CONFIGS = _grid_configs({"BLOCK_T": [1, 4, 16, 64], "BLOCK_D": [128, 512, 2048], "num_warps": [1, 2, 4, 8]},
+                                  limit=16, seed=23, keep=lambda c: c["BLOCK_T"] * c["BLOCK_D"] <= 32768
+                                  and c["BLOCK_T"] * c["BLOCK_D"] >= 32 * c["num_warps"])
+
+
+def embedding_case(name, vocab, tokens, dim, dtype):
+    def inputs(rng):
+        return {"ids": rng.integers(0, vocab, tokens).astype(np.int32), "table": _rand(rng, (vocab, dim), dtype),
+                "out": np.empty((tokens, dim), _np_dtype(dtype))}
+
+    size = _itemsize(dtype)
+    return Case("holdout3_embedding", name, "holdout3", embedding_kernel, {"vocab": vocab, "T": tokens, "D": dim},
+                dtype, EMBEDDING_CONFIGS, inputs, ("out",),
+                lambda x, cfg: (x["ids"], x["table"], x["out"], tokens, dim),
+                lambda cfg: (math.ceil(tokens / cfg["BLOCK_T"]), math.ceil(dim / cfg["BLOCK_D"])),
+                lambda x: {"out": _f32(x["table"])[x["ids"]]}, tolerance=1e-6, min_bytes=2.0 * size * tokens * dim)
+
+
+COLMAX_CONFIGS = _grid_configs({"BLOCK_M": [8, 32, 128], "BLOCK_N": [32, 64, 128, 256, 512], "num_warps": [1, 4, 8]},
+                               limit=16, seed=24, keep=lambda c: c["BLOCK_M"] * c["BLOCK_N"] <= 16384)
+
+
+def colmax_case(name, m, n, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (m, n), dtype), "out": np.empty(n, np.float32)}
+
+    size = _itemsize(dtype)
+    return Case("holdout3_colmax", name, "holdout3", colmax_kernel, {"M": m, "N": n}, dtype, COLMAX_CONFIGS, inputs,
+                ("out",), lambda x, cfg: (x["x"], x["out"], m, n), lambda cfg: (math.ceil(n / cfg["BLOCK_N"]),),
+                lambda x: {"out": _f32(x["x"]).max(axis=0)}, tolerance=1e-6, min_bytes=size * m * n)
+
+
+def holdout3_cases() -> list[Case]:
+    return [
+        dropout_case("holdout3_dropout_fp32_16M", 16_000_001, "fp32"),
+        dropout_case("holdout3_dropout_bf16_50M", 50_000_000, "bf16"),
+        layernorm_looped_case("holdout3_layernorm_looped_fp16_4096x16384", 4096, 16384, "fp16"),
+        layernorm_looped_case("holdout3_layernorm_looped_bf16_16384x3000", 16384, 3000, "bf16"),
+        linear_act_case("holdout3_linear_act_fp16_2048x8192x512", 2048, 8192, 512, "fp16"),
+        linear_act_case("holdout3_linear_act_bf16_6000x1000x2000", 6000, 1000, 2000, "bf16"),
+        embedding_case("holdout3_embedding_bf16_v32000_t16384_d4096", 32000, 16384, 4096, "bf16"),
+        embedding_case("holdout3_embedding_fp32_v50257_t8192_d1024", 50257, 8192, 1024, "fp32"),
+        colmax_case("holdout3_colmax_fp32_8192x8192", 8192, 8192, "fp32"),
+        colmax_case("holdout3_colmax_fp16_32768x1536", 32768, 1536, "fp16"),
     ]
 
 

@@ -359,3 +359,89 @@ def colsum_atomic_kernel(x_ptr, out_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: t
     mask = (rows[:, None] < M) & (cols[None, :] < N)
     x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask, other=0.0).to(tl.float32)
     tl.atomic_add(out_ptr + cols, tl.sum(x, axis=0), mask=cols < N)
+
+
+# --- third held-out set (split "holdout3"): kernels written for the last measurement of the session that refitted
+# --- the model on the December data, scored once with the model frozen
+
+@jit
+def dropout_kernel(x_ptr, out_ptr, n, p, seed, BLOCK: tl.constexpr):
+    """Triton tutorial 04's seeded dropout: the keep mask is drawn in the kernel (Philox), never stored."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    keep = tl.rand(seed, offs) > p
+    tl.store(out_ptr + offs, tl.where(keep, x / (1 - p), 0.0).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def layernorm_looped_kernel(x_ptr, y_ptr, w_ptr, b_ptr, n_cols, eps, BLOCK: tl.constexpr):
+    """Triton tutorial 05's forward: rows wider than a block, read three times (mean, variance, normalise)."""
+    row = tl.program_id(0).to(tl.int64)
+    x_ptr += row * n_cols
+    y_ptr += row * n_cols
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+    mean = tl.sum(acc, axis=0) / n_cols
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+        x = tl.where(cols < n_cols, x - mean, 0.0)
+        acc += x * x
+    rstd = 1 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        b = tl.load(b_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        x = tl.load(x_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        tl.store(y_ptr + cols, ((x - mean) * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def linear_act_kernel(a_ptr, w_ptr, bias_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                      BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """C = leaky_relu(A @ B + bias) with B [K, N] row-major; programs ordered by tl.swizzle2d."""
+    pid_m, pid_n = tl.swizzle2d(tl.program_id(0) // tl.cdiv(N, BLOCK_N), tl.program_id(0) % tl.cdiv(N, BLOCK_N),
+                                tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + offs_m[:, None] * K + (k + offs_k)[None, :],
+                    mask=(offs_m[:, None] < M) & ((k + offs_k)[None, :] < K), other=0.0)
+        b = tl.load(w_ptr + (k + offs_k)[:, None] * N + offs_n[None, :],
+                    mask=((k + offs_k)[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    acc += tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]
+    acc = tl.where(acc >= 0, acc, 0.01 * acc)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def embedding_kernel(ids_ptr, table_ptr, out_ptr, n_tokens, dim, BLOCK_T: tl.constexpr, BLOCK_D: tl.constexpr):
+    """out[t] = table[ids[t]]: rows gathered by token id (an embedding lookup)."""
+    tokens = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    d = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
+    ids = tl.load(ids_ptr + tokens, mask=tokens < n_tokens, other=0).to(tl.int64)
+    mask = (tokens[:, None] < n_tokens) & (d[None, :] < dim)
+    rows = tl.load(table_ptr + ids[:, None] * dim + d[None, :], mask=mask, other=0.0)
+    tl.store(out_ptr + tokens[:, None].to(tl.int64) * dim + d[None, :], rows, mask=mask)
+
+
+@jit
+def colmax_kernel(x_ptr, out_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Column maxima: each program owns BLOCK_N columns and walks all M rows, BLOCK_M at a time."""
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.full((BLOCK_M, BLOCK_N), float("-inf"), tl.float32)
+    for start in range(0, M, BLOCK_M):
+        rows = start + tl.arange(0, BLOCK_M)
+        x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=(rows[:, None] < M) & (cols[None, :] < N),
+                    other=float("-inf"))
+        acc = tl.maximum(acc, x.to(tl.float32))
+    tl.store(out_ptr + cols, tl.max(acc, axis=0), mask=cols < N)

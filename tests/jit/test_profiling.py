@@ -390,10 +390,30 @@ def test_dot_tiles_say_where_their_operands_come_from_and_gathers_are_dependent_
     tiles = set(record.totals.tensor_tiles)
     assert f"fp16:64:64:64:k,{'k' if b_kmajor else 'mn'}" in tiles  # A is K-major; B as it lies in memory
     assert "fp16:64:64:64:reg,mn" in tiles  # the second dot's A is computed from the first dot's result
-    assert record.totals.dependent_rounds == 1  # A's rows come from the table: one gather round trip
+    assert record.totals.phase_rounds == {"-:0:2": 1}  # A's rows come from the table: two round trips, once
     got = np.empty_like(out)
     gather_dot_kernel[(1,)](a, b, table, got, M=M, N=N, K=K, B_KMAJOR=b_kmajor)
     bm = b.reshape(N, K).T if b_kmajor else b.reshape(K, N)
     first = (a[table].astype(np.float32) @ bm.astype(np.float32)).astype(np.float16).astype(np.float32)
     want = first @ b.reshape(N, N).astype(np.float32)
     np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-1)
+
+
+def test_profiling_builds_count_the_same_at_either_optimisation_level(rng, monkeypatch, tmp_path):
+    """Instrumented builds compile at PROFILING_OPT_LEVEL to save time: the counts must not depend on it."""
+    from jit import engine
+
+    if engine.OPT_LEVEL == engine.PROFILING_OPT_LEVEL:
+        pytest.skip("profiling builds use the default level")
+    x = rng.standard_normal((37, 300)).astype(np.float32)  # rows not a multiple of the block
+    totals = []
+    for level in (engine.OPT_LEVEL, engine.PROFILING_OPT_LEVEL):
+        monkeypatch.setenv("WAVETILE_CACHE_DIR", str(tmp_path / f"O{level}"))
+        monkeypatch.setattr(engine, "PROFILING_OPT_LEVEL", level)
+        monkeypatch.setattr(engine, "_profiling_machine", engine._host_target().machine(level))
+        fresh = jit(softmax_kernel.fn)  # no build in memory from an earlier launch
+        out = np.empty_like(x)
+        simulator.reset_device_l2()
+        record = model_launch(fresh, (37,), out, x, 300, BLOCK=512, machine="h200")
+        totals.append(record.totals.as_dict())
+    assert totals[0] == totals[1]

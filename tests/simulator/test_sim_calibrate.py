@@ -33,7 +33,7 @@ def test_derive_turns_measurements_into_spec_values():
 def test_h200_preset_carries_the_measurements():
     h200 = get_spec("h200")
     for field in ("l2_bytes_per_s", "dram_round_cycles", "l2_round_cycles", "l2_load_bytes_per_s", "barrier_cycles",
-                  "atomic_serial_cycles", "dram_efficiency", "l2_reuse_near_bytes", "l2_dirty_bytes"):
+                  "atomic_serial_cycles", "dram_efficiency", "l2_reuse_near", "l2_dirty"):
         assert h200.sources[field][0] == "H", field
     assert h200.l2_bytes_per_s == pytest.approx(RAW["l2_bytes_per_s"], rel=0.01)
 
@@ -55,7 +55,7 @@ def test_fit_curve_recovers_a_known_round_trip():
                        "bytes_per_s": flight / seconds * (1 + 0.03 * rng.standard_normal())})
     fitted = fit_curve(points, units, clock)
     assert fitted["dram_round_cycles"] == pytest.approx(latency * clock, rel=0.1)
-    assert fitted["dram_round_bytes_per_s"] == pytest.approx(peak, rel=0.1)
+    assert fitted["dram_round_fit_error"] < 0.05
 
 
 def test_h200_round_trips_are_the_fit_of_the_stored_curve():
