@@ -32,9 +32,9 @@ import llvmlite.binding as llvm
 from jit import abi
 
 OPT_LEVEL = 3
-# the profiler's instrumented builds run a few sampled programs once: compiling them is most of a modeled launch's
-# CPU time, and O1 compiles them in about 80 % of the time O3 takes while giving the same counts (the probes are calls)
-PROFILING_OPT_LEVEL = 1
+# the profiler's instrumented builds run a few sampled programs once: compiling them at O3 was 60-80 % of a modeled
+# launch's CPU time; unoptimised, a sampled launch models 2-4x faster with the same counts (the probes are calls)
+PROFILING_OPT_LEVEL = 0
 CODE_MODEL = "jitdefault"  # large on 64-bit hosts, see module docstring
 RELOC = "default"
 ENGINE_VERSION = 1  # bump when the pass pipeline or emission changes, so cached objects are rebuilt

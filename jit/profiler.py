@@ -39,7 +39,8 @@ DEFAULT_SHARED_PADDING = 1  # elements of padding per scratch row of a layout ch
 LineKey = tuple[str, int]
 
 _COMBINES = with_trait(Trait.COMBINES)  # reductions and scans: counted from their combine region
-# instruction classes (OpInfo.cls) of float arithmetic, which counts as integer work on integer types
+# instruction classes (OpInfo.cls) of float arithmetic, which counts as integer work (multiplies on the multiply
+# pipe) on integer types
 FLOAT_CLASSES = frozenset({"fp_add", "fp_mul", "fp_fma", "special"})
 # OpInfo.cls values the profiler counts through their own Counters fields (or not at all), not as SIMT
 # instructions per element; inside a combine region they count as "other"
@@ -593,6 +594,8 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
     dot_shapes: result shapes of the kernel's dots (values of that shape live in the MMA layout);
     operands: for a dot, where its operands come from (_dot_operands)."""
     name = info["op"]
+    if info.get("merged"):  # its instruction is another op's (jit.isel)
+        return None
     out = info["results"][0] if info["results"] else (info["operands"][0] if info["operands"] else [[], "i32"])
     numel = _numel(out)
     dtype = parse_ir_type(out[1])
@@ -632,7 +635,9 @@ def _class(cls: str, dtype) -> str:
     """The counted class of an op of table class `cls` on `dtype` (float arithmetic on integers is integer)."""
     if cls in OWN_FIELD_CLASSES:
         return "other"
-    return "integer" if cls in FLOAT_CLASSES and not dtype.is_floating() else cls
+    if cls in FLOAT_CLASSES and not dtype.is_floating():
+        return "integer_multiply" if cls in ("fp_mul", "fp_fma") else "integer"
+    return cls
 
 
 def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int, operands: str = "") -> Counters:

@@ -21,7 +21,8 @@ INSTRUCTION_CLASSES: Mapping[str, str] = {
     "fp_mul": "fma",
     "fp_fma": "fma",
     "special": "special",  # exp2, log2, rsqrt, sin, ... (SFU)
-    "integer": "alu",
+    "integer": "alu",  # add, logic, shift, compare (IADD3, LOP3, SHF, ISETP)
+    "integer_multiply": "imad",  # multiply and multiply-high (IMAD, IMAD.WIDE): a pipe of its own
     "conversion": "conversion",
     "compare_select": "alu",
     "branch": "branch",

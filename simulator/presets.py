@@ -15,7 +15,7 @@ _L2_REUSE = "ncu DRAM bytes, benchmarks/gpu/l2_reuse.py -> simulator/data/h200_l
 _FITTED = "fitted by simulator/fit.py on the calibration groups of simulator/data/h200_sweep.csv (2026-12)"
 
 # SIMT pipe widths (lanes per clock per unit) of a Hopper SM; reused, as an assumption, for MUSA.
-_HOPPER_PIPES = {"fma": 128.0, "alu": 64.0, "special": 16.0, "conversion": 16.0, "branch": 64.0,
+_HOPPER_PIPES = {"fma": 128.0, "alu": 64.0, "imad": 64.0, "special": 16.0, "conversion": 16.0, "branch": 64.0,
                  "shuffle": 32.0, "memory": 32.0}
 
 H200 = {

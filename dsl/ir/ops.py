@@ -66,7 +66,8 @@ class OpInfo:
     regions: int = 0
     attrs: tuple[str, ...] = ()  # required attributes
     # warp-instruction class the profiler counts per element: a key of simulator.INSTRUCTION_CLASSES (the
-    # float classes count as "integer" on integer types), or one the profiler counts by its own fields:
+    # float classes count as "integer", multiplies as "integer_multiply", on integer types), or one the profiler
+    # counts by its own fields:
     # memory, atomic, tensor, barrier, none (no SIMT instruction: a register renaming or a layout change)
     cls: str = "other"
     pure: bool = True
@@ -310,7 +311,7 @@ _ROWS: list[OpInfo] = [
     _row("arith.shl", 2, 1, cls="integer", elementwise=True, verify=_same_types, traits=(_T.INDEX_ARITH,)),
     _row("arith.shr", 2, 1, cls="integer", elementwise=True, verify=_same_types, traits=(_T.INDEX_ARITH,),
          doc="Arithmetic shift for signed element types, logical for unsigned."),
-    _row("arith.umulhi", 2, 1, cls="integer", elementwise=True, verify=_same_types,
+    _row("arith.umulhi", 2, 1, cls="integer_multiply", elementwise=True, verify=_same_types,
          doc="High half of the full-width product (as unsigned for uint types, signed otherwise)."),
     _row("arith.neg", 1, 1, cls="fp_add", elementwise=True, verify=_same_types, traits=(_T.INDEX_ARITH,)),
     _row("arith.not", 1, 1, cls="integer", elementwise=True, verify=_same_types, traits=(_T.INDEX_ARITH,),

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import llvmlite.ir as ir
 
 from dsl.ir.core import Block, Function, Loc, Operation, TileType, Value
-from jit import abi
+from jit import abi, isel
 from jit.codegen import driver, elements, fusion, instrument
 from jit.codegen.buffers import Buffer
 from jit.codegen.llvm_types import I32, I64, slot_type
@@ -48,6 +48,8 @@ class Lowering:
         self.region_depth = 0  # > 0 inside inlined combine regions (their ops run per element, not per op)
         self.counts_ptr: ir.Value | None = None
         users = fusion.users(func)
+        # ops whose instruction is another op's, which the profiler does not count
+        self.merged = isel.merged_ops(func.body, users) if instrument else set()
         self.use_count = {value: len(ops) for value, ops in users.items()}
         self.fused = fusion.fused_values(func, users)
         self.assume_true: set[Value] = set()  # masks known to be all-on where code is being emitted

@@ -25,6 +25,7 @@ def test_counted_class_is_a_simulator_class(name):
 
 
 def test_float_arithmetic_on_integers_counts_as_integer():
-    assert profiler._class(OPS["arith.mul"].cls, T.int32) == "integer"
+    assert profiler._class(OPS["arith.mul"].cls, T.int32) == "integer_multiply"
+    assert profiler._class(OPS["arith.add"].cls, T.int32) == "integer"
     assert profiler._class(OPS["arith.mul"].cls, T.float32) == "fp_mul"
     assert profiler._class(OPS["arith.fma"].cls, T.float16) == "fp_fma"

@@ -100,7 +100,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
     ("holdout", 10, 0.816, 0.0, 0.183, 0.181),
     ("holdout2", 11, 0.761, 0.077, 0.165, 0.158),
-    ("holdout3", 10, 0.697, 0.027, 0.311, 0.452),
+    ("holdout3", 10, 0.697, 0.078, 0.49, 0.309),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")

@@ -117,7 +117,7 @@ def every_op_function() -> Function:
     for name, info in OPS.items():
         if not info.elementwise or name in special:
             continue
-        src, type = (ints, i16) if info.cls == "integer" else (x, v16)
+        src, type = (ints, i16) if info.cls.startswith("integer") else (x, v16)
         attrs = {"propagate_nan": name == "arith.max"} if "propagate_nan" in info.attrs else {}
         b.value(name, [src] * info.operands, type, **attrs)
     b.value("arith.fma", [x, x, zero], v16)
