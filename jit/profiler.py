@@ -314,7 +314,7 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
                          concurrency=min(launch_programs or programs, max(1, resident) * spec.units),
                          per_unit=min(max(1, resident), -(-(launch_programs or programs) // spec.units)))
     traced = [p for p in live if probes[p]["trace"] and any(len(part) for part in buffers.stream_parts(p))]
-    ranks = {p: _order_rank(probes, p) for p in traced}
+    ranks = _order_ranks(probes, traced)
     layouts = {p: _layout(probes[p], buffers.stream_parts(p), spec, num_warps, device) for p in traced}
     loads = {p: probes[p] for p in traced if probes[p]["op"] == OP.TILE_LOAD}
     phases = pipelining.phase_keys(loads, num_stages, {p: layouts[p].vector_bytes for p in loads})
@@ -332,11 +332,11 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
     of_loop = {probes[p].get("loop"): key for p, key in phases.items()}
     work: dict[str, int] = {}  # the phase's warp instructions besides its memory ops, and its dots' FLOPs
     flops: dict[str, int] = {}
-    for loop, found in loop_work.items():
+    for loop, (instructions, dot_flops) in loop_work.items():
         if loop in of_loop:
             key = of_loop[loop]
-            work[key] = work.get(key, 0) + found.instructions[""]
-            flops[key] = flops.get(key, 0) + sum(found.tensor_flops.values())
+            work[key] = work.get(key, 0) + instructions
+            flops[key] = flops.get(key, 0) + dot_flops
     rec.launch(Counters(phase_rounds=rounds, phase_instructions=work, phase_flops=flops)
                + _row_work(buffers, traced, counts, grid_rows))
     totals, lines = rec.finish()
@@ -390,11 +390,11 @@ def _contiguous_dim(buffers: TraceBuffers, probe: int, device: DeviceAddresses) 
 
 def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, padding, dots=None, register_bytes=0):
     """(registers per thread, shared bytes per program, per-line counters of the non-memory ops, per enclosing loop
-    the warp instructions (under the key "") and dot FLOPs of those ops)."""
+    the warp instructions and dot FLOPs of those ops)."""
     shared_bytes = gpu_resources.shared_bytes(probes, live, spec, num_warps, num_stages, padding)
     registers = simulator.estimate_registers(register_bytes, num_warps, spec)
     extra: dict[LineKey, Counters] = {}
-    loop_work: dict[object, int] = {}
+    loop_work: dict[object, tuple[int, int]] = {}
     dot_shapes = {tuple(probes[p]["results"][0][0]) for p in live if probes[p]["op"] == OP.TILE_DOT}
     for p in live:
         info = probes[p]
@@ -404,8 +404,9 @@ def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, pa
                 line = (file, int(info["line"] or 0))
                 extra[line] = extra.get(line, Counters()) + found
                 loop = info.get("loop")
-                loop_work[loop] = loop_work.get(loop, Counters()) + Counters(
-                    instructions={"": found.warp_instructions + found.shared_requests}, tensor_flops=found.tensor_flops)
+                instructions, flops = loop_work.get(loop, (0, 0))
+                loop_work[loop] = (instructions + found.warp_instructions + found.shared_requests,
+                                   flops + sum(found.tensor_flops.values()))
     return registers, shared_bytes, extra, loop_work
 
 
@@ -444,13 +445,14 @@ def _layout(info: dict, parts: list[np.ndarray], spec: MachineSpec, num_warps: i
                         warp_rows(default_layout(view, num_warps, spec.warp_size, vector)))
 
 
-def _order_rank(probes: list[dict], probe: int) -> int:
-    """Where a memory op's executions fall in its program's stream: ops of one loop interleave by iteration, so
-    they share the rank of the loop's first memory op; an op outside loops is ranked by itself."""
-    loop = probes[probe].get("loop")
-    if loop is None:
-        return probe
-    return min(p for p, info in enumerate(probes) if info.get("trace") and info.get("loop") == loop)
+def _order_ranks(probes: list[dict], traced: list[int]) -> dict[int, int]:
+    """Where each traced memory op's executions fall in its program's stream: ops of one loop interleave by
+    iteration, so they share the rank of the loop's first memory op; an op outside loops is ranked by itself."""
+    first: dict[object, int] = {}
+    for p, info in enumerate(probes):
+        if info.get("trace"):
+            first.setdefault(info.get("loop"), p)
+    return {p: p if probes[p].get("loop") is None else first[probes[p]["loop"]] for p in traced}
 
 
 def _row_work(buffers: TraceBuffers, traced: list[int], counts, rows: int) -> Counters:

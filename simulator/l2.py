@@ -58,7 +58,7 @@ class L2Stats:
 @dataclass
 class Lookups:
     """Per merged lookup, in stream order: its first access's index in the stream, line, sector mask, hits,
-    misses, DRAM read bytes and the DRAM atoms its mask covers."""
+    misses, DRAM read bytes, the sectors and the DRAM atoms its mask covers."""
 
     first: np.ndarray
     line: np.ndarray
@@ -66,6 +66,7 @@ class Lookups:
     hits: np.ndarray
     misses: np.ndarray
     read_bytes: np.ndarray
+    sectors: np.ndarray
     atoms: np.ndarray
 
 
@@ -118,7 +119,7 @@ class L2Cache:
             back = np.empty_like(order)
             back[order] = np.arange(order.size)
             stats.detail = Lookups(first, lines, masks, hits[back], misses[back], read_bytes[back],
-                                   self._atom_count[masks])
+                                   self._popcount[masks], self._atom_count[masks])
         return stats
 
     # --- internals ---------------------------------------------------------------------------------

@@ -174,11 +174,11 @@ class LaunchCounters:
         keys = {v: k for k, v in self._groups.items()}
         weights = np.array([keys[g][1] for g in range(len(keys))])
         lost, l1 = self._reuse(look, programs[look.first], groups[look.first], weights, writes[look.first])
-        count = self._popcount(look.mask)
         moved = look.hits * lost
-        read = look.read_bytes + moved / np.maximum(1, count) * look.atoms * self.spec.dram_atom_bytes
+        read = look.read_bytes + moved / np.maximum(1, look.sectors) * look.atoms * self.spec.dram_atom_bytes
         # what the L1 serves never reaches the L2
-        outcome = ((look.hits - moved) * (1 - l1), (look.misses + moved) * (1 - l1), read * (1 - l1), count * l1)
+        outcome = ((look.hits - moved) * (1 - l1), (look.misses + moved) * (1 - l1), read * (1 - l1),
+                   look.sectors * l1)
         caps = self._first_touch_caps(sectors[first], groups[first], keys)
         splits, inverse = np.unique(split[look.first], return_inverse=True)
         sums = [np.bincount(inverse, weights=a, minlength=splits.size) for a in outcome]
@@ -214,9 +214,8 @@ class LaunchCounters:
         pairs = np.unique(look.line * (program_index.max() + 1) + program_index)  # one per (line, program)
         lines, sharers = np.unique(pairs // (program_index.max() + 1), return_counts=True)
         private = sharers[np.searchsorted(lines, look.line)] == 1
-        sectors = self._popcount(look.mask)
-        before = np.concatenate(([0], np.cumsum(sectors)[:-1]))  # sectors streamed before each lookup
-        before_private = np.concatenate(([0], np.cumsum(sectors * private)[:-1]))
+        before = np.concatenate(([0], np.cumsum(look.sectors)[:-1]))  # sectors streamed before each lookup
+        before_private = np.concatenate(([0], np.cumsum(look.sectors * private)[:-1]))
         now, prev = by_line[1:][again], by_line[:-1][again]
         own = programs[now] == programs[prev]
         reads = ~writes[now]
@@ -228,11 +227,8 @@ class LaunchCounters:
         shared_between = (before[now] - before[prev]) * scale - private_between
         lost[now] = 1.0 - self.spec.l2_reuse_hit(self.concurrency * private_between + shared_between)
         l1_distance = self.per_unit * private_between + shared_between
-        l1[now[reads]] = self.spec.l1_reuse_hit(l1_distance[reads], self.l1_bytes)
+        l1[now[reads]] = self.spec.reuse_hit(l1_distance[reads], self.l1_bytes)
         return lost, l1
-
-    def _popcount(self, masks: np.ndarray) -> np.ndarray:
-        return np.unpackbits(masks.astype(np.uint16).view(np.uint8).reshape(-1, 2), axis=1).sum(axis=1)
 
     def _first_touch_caps(self, sectors: np.ndarray, groups: np.ndarray, keys: dict) -> dict[int, float]:
         """Per group, the factor (<= 1) that keeps each buffer's extrapolated first touches within its sectors."""

@@ -139,9 +139,9 @@ class MachineSpec:
 
     def l2_reuse_hit(self, distance: np.ndarray | float) -> np.ndarray | float:
         """Probability that a reuse after `distance` bytes of other traffic hits in the L2."""
-        return self.l1_reuse_hit(distance, self.l2_bytes)
+        return self.reuse_hit(distance, self.l2_bytes)
 
-    def l1_reuse_hit(self, distance: np.ndarray | float, capacity: float) -> np.ndarray | float:
+    def reuse_hit(self, distance: np.ndarray | float, capacity: float) -> np.ndarray | float:
         """Probability that a reuse after `distance` bytes of other traffic hits in a cache of `capacity` bytes: the
         L2's measured fall, scaled to that capacity (for the L1 an assumption: no L1 microbenchmark)."""
         near, far = self.l2_reuse_near * capacity, self.l2_reuse_far * capacity

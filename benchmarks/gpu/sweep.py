@@ -118,8 +118,7 @@ def environment() -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", help="CSV to write (a .json with the environment goes beside it)")
-    parser.add_argument("--split", choices=("calibration", "validation", "holdout", "holdout2", "holdout3"),
-                        help="only this split")
+    parser.add_argument("--split", choices=sorted({c.split for c in sk.cases()}), help="only this split")
     parser.add_argument("--family", action="append", help="only these families (repeatable)")
     parser.add_argument("--case", action="append", help="only these cases (repeatable)")
     parser.add_argument("--seed", type=int, default=20261201)

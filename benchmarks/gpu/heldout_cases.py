@@ -1,0 +1,399 @@
+"""The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
+the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", "holdout3").
+
+They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sweep_cases import (
+    ELEMENTWISE_CONFIGS,
+    MATMUL_CONFIGS,
+    ROW_WARPS,
+    SKINNY_CONFIGS,
+    Case,
+    _f32,
+    _grid_configs,
+    _itemsize,
+    _np_dtype,
+    _rand,
+    matmul_case,
+)
+from sweep_kernels import (
+    add_rmsnorm_kernel,
+    bmm_kernel,
+    colmax_kernel,
+    colsum_atomic_kernel,
+    cumsum_kernel,
+    dropout_kernel,
+    embedding_kernel,
+    gelu_tanh_kernel,
+    gemv_kernel,
+    layernorm_looped_kernel,
+    linear_act_kernel,
+    logsumexp_kernel,
+    rope_inline_kernel,
+    rope_kernel,
+    softmax_persistent_kernel,
+)
+
+# --- held-out kernels (split "holdout"): scored only at the end, never fitted on or looked at while modeling
+
+def gelu_case(name, n, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (n,), dtype), "out": np.empty(n, _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"])
+        return {"out": 0.5 * v * (1 + np.tanh(0.7978845608 * (v + 0.044715 * v ** 3)))}
+
+    size = _itemsize(dtype)
+    return Case("holdout_gelu", name, "holdout", gelu_tanh_kernel, {"n": n}, dtype, ELEMENTWISE_CONFIGS, inputs,
+                ("out",), lambda x, cfg: (x["x"], x["out"], n), lambda cfg: (math.ceil(n / cfg["BLOCK"]),),
+                reference, tolerance=1e-2, min_bytes=2.0 * size * n)
+
+
+LSE_CONFIGS = _grid_configs({"BLOCK": [256, 1024, 4096, 16384], "num_warps": [1, 2, 4, 8, 16]},
+                            keep=lambda c: c["BLOCK"] >= 32 * c["num_warps"])
+
+
+def logsumexp_case(name, rows, cols, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, cols), dtype, 4.0), "out": np.empty(rows, np.float32)}
+
+    def reference(x):
+        v = _f32(x["x"]).astype(np.float64)
+        top = v.max(axis=1)
+        return {"out": top + np.log(np.exp(v - top[:, None]).sum(axis=1))}
+
+    size = _itemsize(dtype)
+    return Case("holdout_logsumexp", name, "holdout", logsumexp_kernel, {"rows": rows, "cols": cols}, dtype,
+                LSE_CONFIGS, inputs, ("out",), lambda x, cfg: (x["x"], x["out"], cols), lambda cfg: (rows,),
+                reference, tolerance=1e-4, min_bytes=size * rows * cols)
+
+
+ROPE_CONFIGS = _grid_configs({"BLOCK_T": [1, 4, 16, 64], "num_warps": [1, 2, 4, 8]})
+
+
+def rope_case(name, tokens, heads, d, dtype):
+    half = d // 2
+
+    def inputs(rng):
+        angles = rng.uniform(0, 2 * np.pi, (tokens, half)).astype(np.float32)
+        return {"x": _rand(rng, (tokens, heads, d), dtype), "cos": np.cos(angles), "sin": np.sin(angles),
+                "out": np.empty((tokens, heads, d), _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"])
+        c, s = x["cos"][:, None, :], x["sin"][:, None, :]
+        x1, x2 = v[..., :half], v[..., half:]
+        return {"out": np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s], axis=-1)}
+
+    size = _itemsize(dtype)
+    return Case("holdout_rope", name, "holdout", rope_kernel, {"T": tokens, "H": heads, "D": d}, dtype,
+                [{"HALF": half, **c} for c in ROPE_CONFIGS], inputs, ("out",),
+                lambda x, cfg: (x["x"], x["cos"], x["sin"], x["out"], tokens, heads),
+                lambda cfg: (math.ceil(tokens / cfg["BLOCK_T"]), heads), reference, tolerance=1e-2,
+                min_bytes=2.0 * size * tokens * heads * d + 8.0 * tokens * half)
+
+
+CUMSUM_CONFIGS = _grid_configs({"ROWS": [1, 2, 4, 8], "num_warps": [1, 2, 4, 8]})
+
+
+def cumsum_case(name, rows, cols, dtype):
+    block = 1 << (cols - 1).bit_length()
+
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, cols), dtype), "out": np.empty((rows, cols), np.float32)}
+
+    size = _itemsize(dtype)
+    return Case("holdout_cumsum", name, "holdout", cumsum_kernel, {"rows": rows, "cols": cols}, dtype,
+                [{"BLOCK": block, **c} for c in CUMSUM_CONFIGS], inputs, ("out",),
+                lambda x, cfg: (x["x"], x["out"], rows, cols), lambda cfg: (math.ceil(rows / cfg["ROWS"]),),
+                lambda x: {"out": np.cumsum(_f32(x["x"]).astype(np.float64), axis=1)}, tolerance=1e-4,
+                min_bytes=(size + 4.0) * rows * cols)
+
+
+def holdout_cases() -> list[Case]:
+    return [
+        gelu_case("holdout_gelu_fp16_12M", 12_000_000, "fp16"),
+        gelu_case("holdout_gelu_bf16_30M", 30_000_000, "bf16"),
+        logsumexp_case("holdout_lse_fp32_4096x32000", 4096, 32000, "fp32"),
+        logsumexp_case("holdout_lse_bf16_1024x151936", 1024, 151936, "bf16"),
+        rope_case("holdout_rope_fp16_t8192_h32_d128", 8192, 32, 128, "fp16"),
+        rope_case("holdout_rope_bf16_t4096_h16_d64", 4096, 16, 64, "bf16"),
+        cumsum_case("holdout_cumsum_fp32_16384x1024", 16384, 1024, "fp32"),
+        cumsum_case("holdout_cumsum_fp16_65536x200", 65536, 200, "fp16"),
+        matmul_case("holdout_matmul_fp16_1000x3000x1500", "holdout", 1000, 3000, 1500, "fp16", MATMUL_CONFIGS),
+        matmul_case("holdout_matmul_bf16_wt_512x11008x4096", "holdout", 512, 11008, 4096, "bf16", SKINNY_CONFIGS,
+                    b_kmajor=True),
+    ]
+
+
+# --- second held-out set (split "holdout2"): new kernel sources, measured in December 2026 and scored once, at the
+# --- end of the session that made the cost model concurrency-aware
+
+PERSISTENT_CONFIGS = _grid_configs({"PROGRAMS": [132, 264, 528, 1056], "num_warps": [4, 8, 16], "STAGES": [1, 2, 3]},
+                                   limit=16, seed=11)
+
+
+def softmax_persistent_case(name, rows, cols, dtype):
+    block = 1 << (cols - 1).bit_length()
+
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, cols), dtype), "out": np.empty((rows, cols), _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"])
+        e = np.exp(v - v.max(axis=1, keepdims=True))
+        return {"out": e / e.sum(axis=1, keepdims=True)}
+
+    size = _itemsize(dtype)
+    return Case("holdout2_softmax_persistent", name, "holdout2", softmax_persistent_kernel,
+                {"rows": rows, "cols": cols}, dtype, [{"BLOCK": block, **c} for c in PERSISTENT_CONFIGS], inputs,
+                ("out",), lambda x, cfg: (x["out"], x["x"], rows, cols), lambda cfg: (min(rows, cfg["PROGRAMS"]),),
+                reference, tolerance=1e-2, min_bytes=2.0 * size * rows * cols, extra={"launch_only": ("PROGRAMS",)})
+
+
+def add_rmsnorm_case(name, rows, cols, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, cols), dtype), "r": _rand(rng, (rows, cols), dtype),
+                "w": _rand(rng, (cols,), dtype), "out": np.empty((rows, cols), _np_dtype(dtype)),
+                "res": np.empty((rows, cols), _np_dtype(dtype))}
+
+    def reference(x):
+        h = _f32(x["x"]) + _f32(x["r"])
+        return {"res": h, "out": h / np.sqrt((h * h).mean(axis=1, keepdims=True) + 1e-6) * _f32(x["w"])}
+
+    size = _itemsize(dtype)
+    block = 1 << (cols - 1).bit_length()
+    return Case("holdout2_add_rmsnorm", name, "holdout2", add_rmsnorm_kernel, {"rows": rows, "cols": cols}, dtype,
+                [{"BLOCK": block, "num_warps": w} for w in ROW_WARPS], inputs, ("out", "res"),
+                lambda x, cfg: (x["x"], x["r"], x["w"], x["out"], x["res"], cols, 1e-6), lambda cfg: (rows,),
+                reference, tolerance=2e-2, min_bytes=4.0 * size * rows * cols)
+
+
+BMM_CONFIGS = [{k: v for k, v in c.items() if k != "GROUP_M"} for c in MATMUL_CONFIGS]
+
+
+def bmm_case(name, batch, m, n, k, dtype):
+    def inputs(rng):
+        return {"a": _rand(rng, (batch, m, k), dtype), "b": _rand(rng, (batch, k, n), dtype),
+                "c": np.empty((batch, m, n), _np_dtype(dtype))}
+
+    size = _itemsize(dtype)
+    return Case("holdout2_bmm", name, "holdout2", bmm_kernel, {"batch": batch, "M": m, "N": n, "K": k}, dtype,
+                BMM_CONFIGS, inputs, ("c",), lambda x, cfg: (x["a"], x["b"], x["c"], m, n, k),
+                lambda cfg: (math.ceil(m / cfg["BLOCK_M"]) * math.ceil(n / cfg["BLOCK_N"]), batch),
+                lambda x: {"c": _f32(x["a"]) @ _f32(x["b"])}, tolerance=2e-2, flops=2.0 * batch * m * n * k,
+                min_bytes=size * batch * (m * k + k * n + m * n))
+
+
+GEMV_CONFIGS = _grid_configs({"BLOCK_N": [1, 4, 16, 64], "BLOCK_K": [128, 256, 512, 1024], "num_warps": [1, 2, 4, 8]},
+                             limit=16, seed=12, keep=lambda c: c["BLOCK_N"] * c["BLOCK_K"] <= 16384
+                             and c["BLOCK_N"] * c["BLOCK_K"] >= 32 * c["num_warps"])
+
+
+def gemv_case(name, n, k, dtype):
+    def inputs(rng):
+        return {"w": _rand(rng, (n, k), dtype, 0.05), "x": _rand(rng, (k,), dtype), "y": np.empty(n, _np_dtype(dtype))}
+
+    size = _itemsize(dtype)
+    return Case("holdout2_gemv", name, "holdout2", gemv_kernel, {"N": n, "K": k}, dtype, GEMV_CONFIGS, inputs, ("y",),
+                lambda x, cfg: (x["w"], x["x"], x["y"], n, k), lambda cfg: (math.ceil(n / cfg["BLOCK_N"]),),
+                lambda x: {"y": _f32(x["w"]) @ _f32(x["x"])}, tolerance=2e-2, flops=2.0 * n * k,
+                min_bytes=size * (n * k + k + n))
+
+
+def rope_inline_case(name, tokens, heads, d, dtype):
+    half = d // 2
+    theta = 10000.0
+
+    def inputs(rng):
+        return {"x": _rand(rng, (tokens, heads, d), dtype), "pos": rng.integers(0, 8192, tokens).astype(np.int32),
+                "out": np.empty((tokens, heads, d), _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"]).astype(np.float64)
+        inv = theta ** (-(np.arange(half) / half))
+        angle = x["pos"][:, None].astype(np.float64) * inv[None, :]
+        c, s = np.cos(angle)[:, None, :], np.sin(angle)[:, None, :]
+        x1, x2 = v[..., :half], v[..., half:]
+        return {"out": np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s], axis=-1)}
+
+    size = _itemsize(dtype)
+    return Case("holdout2_rope_inline", name, "holdout2", rope_inline_kernel, {"T": tokens, "H": heads, "D": d}, dtype,
+                [{"HALF": half, **c} for c in ROPE_CONFIGS], inputs, ("out",),
+                lambda x, cfg: (x["x"], x["pos"], x["out"], tokens, heads, math.log2(theta)),
+                lambda cfg: (math.ceil(tokens / cfg["BLOCK_T"]), heads), reference, tolerance=2e-2,
+                min_bytes=2.0 * size * tokens * heads * d)
+
+
+ATOMIC_COLSUM_CONFIGS = _grid_configs({"BLOCK_M": [16, 64, 256], "BLOCK_N": [32, 128, 512], "num_warps": [1, 4, 8]},
+                                      limit=16, seed=13, keep=lambda c: c["BLOCK_M"] * c["BLOCK_N"] <= 32768)
+
+
+def colsum_atomic_case(name, m, n, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (m, n), dtype), "out": np.zeros(n, np.float32)}
+
+    size = _itemsize(dtype)
+    return Case("holdout2_colsum_atomic", name, "holdout2", colsum_atomic_kernel, {"M": m, "N": n}, dtype,
+                ATOMIC_COLSUM_CONFIGS, inputs, ("out",), lambda x, cfg: (x["x"], x["out"], m, n),
+                lambda cfg: (math.ceil(m / cfg["BLOCK_M"]), math.ceil(n / cfg["BLOCK_N"])),
+                lambda x: {"out": _f32(x["x"]).sum(axis=0)}, tolerance=1e-3, min_bytes=size * m * n,
+                extra={"zero_outputs": True})
+
+
+def holdout2_cases() -> list[Case]:
+    return [
+        softmax_persistent_case("holdout2_softmax_persistent_fp32_8192x1024", 8192, 1024, "fp32"),
+        softmax_persistent_case("holdout2_softmax_persistent_fp16_16384x2048", 16384, 2048, "fp16"),
+        add_rmsnorm_case("holdout2_add_rmsnorm_bf16_8192x4096", 8192, 4096, "bf16"),
+        add_rmsnorm_case("holdout2_add_rmsnorm_fp16_16384x2048", 16384, 2048, "fp16"),
+        bmm_case("holdout2_bmm_fp16_b32_512", 32, 512, 512, 512, "fp16"),
+        bmm_case("holdout2_bmm_bf16_b8_1024x2048x1024", 8, 1024, 2048, 1024, "bf16"),
+        gemv_case("holdout2_gemv_bf16_8192x8192", 8192, 8192, "bf16"),
+        gemv_case("holdout2_gemv_fp16_4096x14336", 4096, 14336, "fp16"),
+        rope_inline_case("holdout2_rope_inline_fp16_t4096_h32_d128", 4096, 32, 128, "fp16"),
+        colsum_atomic_case("holdout2_colsum_atomic_fp32_65536x1024", 65536, 1024, "fp32"),
+        colsum_atomic_case("holdout2_colsum_atomic_bf16_32768x4096", 32768, 4096, "bf16"),
+    ]
+
+
+# --- third held-out set (split "holdout3"): new kernel sources, measured once with the model frozen, at the end of
+# --- the session that refitted it on the December data
+
+_PHILOX = (0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85)  # round multipliers A, B and key increments (Triton's)
+
+
+def _philox_uniform(seed: int, offsets: np.ndarray) -> np.ndarray:
+    """tl.rand(seed, offsets): the first word of Philox-4x32-10 on counter (offset, 0, 0, 0), as a float in [0, 1)."""
+    round_a, round_b, key_a, key_b = (np.uint64(v) for v in _PHILOX)
+    low = np.uint64(0xFFFFFFFF)
+    c0, c1 = offsets.astype(np.uint64), np.zeros(offsets.shape, np.uint64)
+    c2, c3 = np.zeros_like(c0), np.zeros_like(c0)
+    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32)
+    for _ in range(10):
+        a0, a2 = c0, c2
+        c0 = ((round_b * a2) >> np.uint64(32)) ^ c1 ^ k0
+        c2 = ((round_a * a0) >> np.uint64(32)) ^ c3 ^ k1
+        c1, c3 = (round_b * a2) & low, (round_a * a0) & low
+        k0, k1 = (k0 + key_a) & low, (k1 + key_b) & low
+    signed = c0.astype(np.uint32).view(np.int32).astype(np.int64)
+    return np.where(signed < 0, -signed - 1, signed).astype(np.float32) * np.float32(4.6566127342e-10)
+
+
+BLOCK_WARPS = {"BLOCK": [256, 512, 1024, 2048, 4096, 8192], "num_warps": [1, 2, 4, 8, 16]}
+
+
+def _whole_warps(cfg: dict) -> bool:
+    return cfg["BLOCK"] >= 32 * cfg["num_warps"]
+
+
+ELEMENTWISE3_CONFIGS = _grid_configs(BLOCK_WARPS, limit=16, seed=21, keep=_whole_warps)
+
+
+def dropout_case(name, n, dtype, p=0.3, seed=1234):
+    def inputs(rng):
+        return {"x": _rand(rng, (n,), dtype), "out": np.empty(n, _np_dtype(dtype))}
+
+    def reference(x):
+        keep = _philox_uniform(seed, np.arange(n)) > np.float32(p)
+        return {"out": np.where(keep, _f32(x["x"]) / np.float32(1 - p), 0.0)}
+
+    size = _itemsize(dtype)
+    return Case("holdout3_dropout", name, "holdout3", dropout_kernel, {"n": n}, dtype, ELEMENTWISE3_CONFIGS, inputs,
+                ("out",), lambda x, cfg: (x["x"], x["out"], n, p, seed), lambda cfg: (math.ceil(n / cfg["BLOCK"]),),
+                reference, tolerance=1e-2, min_bytes=2.0 * size * n)
+
+
+LOOPED_ROW_CONFIGS = _grid_configs(BLOCK_WARPS, limit=16, seed=22, keep=_whole_warps)
+
+
+def layernorm_looped_case(name, rows, cols, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, cols), dtype), "w": _rand(rng, (cols,), dtype), "b": _rand(rng, (cols,), dtype),
+                "y": np.empty((rows, cols), _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"])
+        mean = v.mean(axis=1, keepdims=True)
+        rstd = 1 / np.sqrt(((v - mean) ** 2).mean(axis=1, keepdims=True) + 1e-5)
+        return {"y": (v - mean) * rstd * _f32(x["w"]) + _f32(x["b"])}
+
+    size = _itemsize(dtype)
+    return Case("holdout3_layernorm_looped", name, "holdout3", layernorm_looped_kernel, {"rows": rows, "cols": cols},
+                dtype, LOOPED_ROW_CONFIGS, inputs, ("y",),
+                lambda x, cfg: (x["x"], x["y"], x["w"], x["b"], cols, 1e-5), lambda cfg: (rows,), reference,
+                tolerance=3e-2, min_bytes=2.0 * size * rows * cols)
+
+
+def linear_act_case(name, m, n, k, dtype):
+    def inputs(rng):
+        return {"a": _rand(rng, (m, k), dtype), "w": _rand(rng, (k, n), dtype, 0.05), "bias": _rand(rng, (n,), dtype),
+                "c": np.empty((m, n), _np_dtype(dtype))}
+
+    def reference(x):
+        h = _f32(x["a"]) @ _f32(x["w"]) + _f32(x["bias"])
+        return {"c": np.where(h >= 0, h, 0.01 * h)}
+
+    size = _itemsize(dtype)
+    return Case("holdout3_linear_act", name, "holdout3", linear_act_kernel, {"M": m, "N": n, "K": k}, dtype,
+                MATMUL_CONFIGS, inputs, ("c",), lambda x, cfg: (x["a"], x["w"], x["bias"], x["c"], m, n, k),
+                lambda cfg: (math.ceil(m / cfg["BLOCK_M"]) * math.ceil(n / cfg["BLOCK_N"]),), reference,
+                tolerance=2e-2, flops=2.0 * m * n * k, min_bytes=size * (m * k + k * n + m * n))
+
+
+EMBEDDING_CONFIGS = _grid_configs({"BLOCK_T": [1, 4, 16, 64], "BLOCK_D": [128, 512, 2048], "num_warps": [1, 2, 4, 8]},
+                                  limit=16, seed=23, keep=lambda c: c["BLOCK_T"] * c["BLOCK_D"] <= 32768
+                                  and c["BLOCK_T"] * c["BLOCK_D"] >= 32 * c["num_warps"])
+
+
+def embedding_case(name, vocab, tokens, dim, dtype):
+    def inputs(rng):
+        return {"ids": rng.integers(0, vocab, tokens).astype(np.int32), "table": _rand(rng, (vocab, dim), dtype),
+                "out": np.empty((tokens, dim), _np_dtype(dtype))}
+
+    size = _itemsize(dtype)
+    return Case("holdout3_embedding", name, "holdout3", embedding_kernel, {"vocab": vocab, "T": tokens, "D": dim},
+                dtype, EMBEDDING_CONFIGS, inputs, ("out",),
+                lambda x, cfg: (x["ids"], x["table"], x["out"], tokens, dim),
+                lambda cfg: (math.ceil(tokens / cfg["BLOCK_T"]), math.ceil(dim / cfg["BLOCK_D"])),
+                lambda x: {"out": _f32(x["table"])[x["ids"]]}, tolerance=1e-6, min_bytes=2.0 * size * tokens * dim)
+
+
+COLMAX_CONFIGS = _grid_configs({"BLOCK_M": [8, 32, 128], "BLOCK_N": [32, 64, 128, 256, 512], "num_warps": [1, 4, 8]},
+                               limit=16, seed=24, keep=lambda c: c["BLOCK_M"] * c["BLOCK_N"] <= 16384)
+
+
+def colmax_case(name, m, n, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (m, n), dtype), "out": np.empty(n, np.float32)}
+
+    size = _itemsize(dtype)
+    return Case("holdout3_colmax", name, "holdout3", colmax_kernel, {"M": m, "N": n}, dtype, COLMAX_CONFIGS, inputs,
+                ("out",), lambda x, cfg: (x["x"], x["out"], m, n), lambda cfg: (math.ceil(n / cfg["BLOCK_N"]),),
+                lambda x: {"out": _f32(x["x"]).max(axis=0)}, tolerance=1e-6, min_bytes=size * m * n)
+
+
+def holdout3_cases() -> list[Case]:
+    return [
+        dropout_case("holdout3_dropout_fp32_16M", 16_000_001, "fp32"),
+        dropout_case("holdout3_dropout_bf16_50M", 50_000_000, "bf16"),
+        layernorm_looped_case("holdout3_layernorm_looped_fp16_4096x16384", 4096, 16384, "fp16"),
+        layernorm_looped_case("holdout3_layernorm_looped_bf16_16384x3000", 16384, 3000, "bf16"),
+        linear_act_case("holdout3_linear_act_fp16_2048x8192x512", 2048, 8192, 512, "fp16"),
+        linear_act_case("holdout3_linear_act_bf16_6000x1000x2000", 6000, 1000, 2000, "bf16"),
+        embedding_case("holdout3_embedding_bf16_v32000_t16384_d4096", 32000, 16384, 4096, "bf16"),
+        embedding_case("holdout3_embedding_fp32_v50257_t8192_d1024", 50257, 8192, 1024, "fp32"),
+        colmax_case("holdout3_colmax_fp32_8192x8192", 8192, 8192, "fp32"),
+        colmax_case("holdout3_colmax_fp16_32768x1536", 32768, 1536, "fp16"),
+    ]
+
+
+def heldout_cases() -> list[Case]:
+    return holdout_cases() + holdout2_cases() + holdout3_cases()
