@@ -79,9 +79,9 @@ def live_profile(func) -> list[tuple[int, float, float]]:
     a loop's carried value lives from the body's start to its last use there, and what the body yields for it
     from its definition on. Floating-point values count their bytes (fp16 packs two to a register), pointer
     tiles a quarter of their 8 bytes (Triton keeps a base and recomputes offsets per vector), integer indices and
-    masks nothing (recomputed where used), tiles loaded for a dot of the same loop nothing (they are copied to
-    shared memory): the weights that fit Triton's register counts best (simulator/data/h200_compile_facts.jsonl,
-    calibration configs; simulator.estimate_registers scales it)."""
+    masks nothing (recomputed where used) unless they hold data, tiles loaded for a dot of the same loop nothing
+    (they are copied to shared memory): the weights that fit Triton's register counts best
+    (simulator/data/h200_compile_facts.jsonl, calibration configs; simulator.estimate_registers scales it)."""
     order: dict[int, int] = {}  # id(op) -> position in program order
     spans: dict[int, tuple[int, int]] = {}  # id(op with regions) -> (its position, its body's last)
     loops: dict[int, list] = {}  # id(op) -> the loops that enclose it, outermost first
@@ -125,9 +125,10 @@ def live_profile(func) -> list[tuple[int, float, float]]:
             entry[2] = max(entry[2], last)
     staged = _staged_operands(func)
     mma = _accumulator_values(func, staged)
+    data = _integer_data(func)
     events = []
     for value, first, last in ranges.values():
-        size = 0.0 if id(value) in staged else _register_weight(value.type)
+        size = 0.0 if id(value) in staged else _register_weight(value.type, id(value) in data)
         if size:
             other, acc = (0.0, size) if id(value) in mma else (size, 0.0)
             events += [(first, other, acc), (last + 1, -other, -acc)]
@@ -189,10 +190,29 @@ def _accumulator_values(func, staged: set[int] = frozenset()) -> set[int]:
     return found
 
 
-def _register_weight(type_) -> float:
+_RECOMPUTABLE = with_trait(Trait.FROM_INDEX) | with_trait(Trait.REPEATS) | with_trait(Trait.REINDEX) | with_trait(
+    Trait.INDEX_ARITH)
+
+
+def _integer_data(func) -> set[int]:
+    """ids of integer tiles that hold data rather than indices: loaded, hashed (a multiply's high half, a bitcast),
+    converted from floats or carried through a loop, or computed from such a tile. The GPU keeps them in registers
+    like floats; index and mask arithmetic on aranges and scalars it recomputes where used."""
+    found: set[int] = set()
+    for op in func.walk():
+        for region in op.regions:
+            found.update(id(arg) for arg in region.args if arg.type.shape)
+        derived = op.name not in _RECOMPUTABLE or any(
+            id(v) in found or (v.type.shape and v.type.dtype.is_floating()) for v in op.operands)
+        if derived:
+            found.update(id(r) for r in op.results if r.type.shape and not r.type.dtype.is_floating())
+    return found
+
+
+def _register_weight(type_, data: bool = False) -> float:
     if not type_.shape:
         return 0.0
     dtype = type_.dtype
     if dtype.is_ptr():
         return 2.0 * math.prod(type_.shape)
-    return float(math.prod(type_.shape) * dtype.itemsize) if dtype.is_floating() else 0.0
+    return float(math.prod(type_.shape) * dtype.itemsize) if dtype.is_floating() or data else 0.0

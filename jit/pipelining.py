@@ -35,14 +35,49 @@ def load_pipelining(load: Operation) -> dict:
     loop = enclosing_loop(load)
     level = _level(load, load.parent)
     if loop is None:
-        return {"loop": None, "stages": None, "distance": None, "level": level}
+        return {"loop": None, "stages": None, "distance": None, "level": level, "serial": False}
     stages = loop.attrs.get("num_stages")
     body = loop.regions[0]
     innermost = loop.name == OP.SCF_FOR and not any(op.name in _LOOPS for op in body.walk() if op is not loop)
     distance = None
     if innermost and load.parent is body:
         distance = _distances(body, with_hint=stages is not None).get(id(load))
-    return {"loop": loop, "stages": stages, "distance": distance, "level": level}
+    return {"loop": loop, "stages": stages, "distance": distance, "level": level, "serial": _serial(load, loop)}
+
+
+def _serial(load: Operation, loop: Operation) -> bool:
+    """Whether the load's address waits for a load of the previous iteration (a pointer chase: the loop carries a
+    loaded value into the next address), so no unrolling or pipelining can overlap the iterations' round trips."""
+    body = loop.regions[0]
+    carried = {id(arg): i for i, arg in enumerate(body.args[1:])}
+    yielded = body.terminator.operands if body.terminator is not None else []
+
+    def sources(values) -> tuple[set[int], bool]:
+        """The carried values `values` are computed from in the body, and whether a load is on the way."""
+        args, loads, seen, todo = set(), False, set(), list(values)
+        while todo:
+            value = todo.pop()
+            if id(value) in carried:
+                args.add(carried[id(value)])
+            op = value.op
+            if op is None or id(op) in seen or not _inside(op, body):
+                continue
+            seen.add(id(op))
+            loads |= op.name == OP.TILE_LOAD
+            todo += _nested_operands(op)
+        return args, loads
+
+    args, _ = sources(load.operands[:1])
+    return any(i < len(yielded) and sources([yielded[i]])[1] for i in args)
+
+
+def _inside(op: Operation, block: Block) -> bool:
+    while op is not None:
+        if op.parent is block:
+            return True
+        owner = op.parent.parent if isinstance(op.parent, Block) else None
+        op = owner
+    return False
 
 
 def _level(load: Operation, block: Block, limit: int = 256) -> int:
@@ -105,7 +140,8 @@ def _nested_operands(op: Operation) -> list:
 
 
 def phase_keys(loads: dict[int, dict], num_stages: int, vector_bytes: dict[int, int]) -> dict[int, str]:
-    """The memory phase of each load probe (simulator.Counters.phase_rounds): "loop:depth:chain".
+    """The memory phase of each load probe (simulator.Counters.phase_rounds): "loop:depth:chain", with ":serial"
+    when a load of the loop waits for the previous iteration's.
 
     loads: probe -> its record (jit.codegen.instrument: loop, loop_stages, pipeline_distance, level); vector_bytes:
     probe -> the contiguous bytes one thread loads at once. The loads of one loop form one phase; depth is the
@@ -117,6 +153,7 @@ def phase_keys(loads: dict[int, dict], num_stages: int, vector_bytes: dict[int, 
         by_loop.setdefault(info.get("loop"), []).append(probe)
     keys = {}
     for loop, probes in by_loop.items():
+        serial = any(loads[p].get("serial") for p in probes)
         depth = 0
         if loop is not None:
             stages = loads[probes[0]].get("loop_stages") or num_stages
@@ -124,6 +161,6 @@ def phase_keys(loads: dict[int, dict], num_stages: int, vector_bytes: dict[int, 
             if all(d is not None and d < stages - 1 and vector_bytes.get(p, 0) >= 4 for d, p in zip(distances, probes)):
                 depth = (stages - 1) // (max(distances) + 1)
         chain = 1 if depth else 1 + max(loads[p].get("level", 0) for p in probes)
-        key = f"{'-' if loop is None else loop}:{depth}:{chain}"
+        key = f"{'-' if loop is None else loop}:{depth}:{chain}" + (":serial" if serial else "")
         keys.update(dict.fromkeys(probes, key))
     return keys

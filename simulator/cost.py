@@ -18,8 +18,9 @@ on one unit, in cycles (per-program counts are launch totals / programs):
     dram     b * dram_bytes / (dram_bytes_per_s * dram_efficiency / clock / active_units)
     latency  one program's own path: per memory phase (Counters.phase_rounds: the loads of one loop, the
              iterations a GPU build keeps in flight, the round trips an iteration waits for), rounds x
-             (trip + work) when its loads wait every iteration, rounds x max(trip / depth, work) + trip when
-             they are software-pipelined; trip = (L^p + Q^p)^(1/p) + (chain - 1) L: the unloaded round trip L
+             (trip / u + work) when its loads wait every iteration (u: the copies of a small loop body the
+             backend unrolls, whose loads issue together; 1 outside loops), rounds x max(trip / depth, work) +
+             trip when they are software-pipelined; trip = (L^p + Q^p)^(1/p) + (chain - 1) L: the unloaded round trip L
              of the level the loads come from and the time Q the bandwidth takes to serve the bytes every
              resident program keeps in flight (Little's law, fitted to the measured curve); work = the phase's
              other instructions / (num_warps * warp_issue_ipc) + its dots at the unit's tensor rate. Plus the
@@ -250,12 +251,12 @@ class _PerProgram:
         per_warp = 1.0 / (self.num_warps * spec.warp_issue_ipc)
         cycles, phase_work, phase_flops = 0.0, 0.0, 0.0
         for phase in self.phases:
-            trip = phase.round_trip(spec, per_unit * units)
+            trip = phase.round_trip(spec, per_unit * units, self.num_warps)
             work = phase.work * per_warp + phase.flops * self.tensor_per_flop
             if phase.depth:
                 cycles += phase.rounds * max(trip / phase.depth, work) + trip
             else:
-                cycles += phase.rounds * (trip + work)
+                cycles += phase.rounds * (trip / phase.unrolled(spec, self.num_warps) + work)
             phase_work += phase.work * phase.rounds
             phase_flops += phase.flops * phase.rounds
         rest = (max(0.0, self.instructions - self.memory_instructions - phase_work) * per_warp
@@ -274,7 +275,8 @@ class _PerProgram:
 @dataclass(frozen=True)
 class _Phase:
     """One memory phase of an average program (Counters.phase_rounds): rounds, bytes and DRAM share per round,
-    iterations in flight, dependent round trips per iteration, and the other warp instructions per round."""
+    iterations in flight, dependent round trips per iteration, the other warp instructions per round, whether its
+    loads are a loop's, and whether they wait for the previous iteration's."""
 
     rounds: float
     bytes: float
@@ -283,23 +285,36 @@ class _Phase:
     chain: int
     work: float
     flops: float
+    looped: bool
+    serial: bool
 
     @staticmethod
     def of(key: str, counters: Counters, programs: int) -> _Phase:
-        _, depth, chain = key.split(":")
+        loop, depth, chain, *flags = key.split(":")
         executions = counters.phase_rounds[key]
         moved = max(0, counters.phase_bytes.get(key, 0) - counters.phase_l1_bytes.get(key, 0))  # reaching the L2
         return _Phase(rounds=executions / programs, bytes=moved / executions,
                       dram_share=min(1.0, counters.phase_dram_bytes.get(key, 0) / moved) if moved else 0.0,
                       depth=int(depth), chain=int(chain), work=counters.phase_instructions.get(key, 0) / executions,
-                      flops=counters.phase_flops.get(key, 0) / executions)
+                      flops=counters.phase_flops.get(key, 0) / executions, looped=loop != "-",
+                      serial="serial" in flags)
 
-    def round_trip(self, spec: MachineSpec, resident: int) -> float:
+    def unrolled(self, spec: MachineSpec, num_warps: int) -> float:
+        """Iterations of a loop that is not software-pipelined whose loads a warp has in flight at once: the backend
+        unrolls a small loop body (LLVM's NVPTX target unrolls partially and at run time, up to a size budget), a
+        power of two times, and the copies' independent loads issue together."""
+        if not self.looped or self.depth or self.serial:
+            return 1.0
+        per_warp = max(1.0, self.work / max(1, num_warps))
+        copies = min(spec.unroll_max, max(1.0, spec.unroll_instructions / per_warp))
+        return float(min(max(1.0, self.rounds), 2 ** math.floor(math.log2(copies))))
+
+    def round_trip(self, spec: MachineSpec, resident: int, num_warps: int) -> float:
         """Cycles from issuing one iteration's loads to their arrival while `resident` programs do the same: the
         unloaded latency of the level they come from and the time the bandwidth takes to serve all the bytes in
         flight, combined as measured (simulator/data/h200_memory_curve.json); loads whose addresses wait for
         other loads (chain > 1) add their unloaded round trips first."""
-        in_flight = resident * max(1, self.depth) * self.bytes
+        in_flight = resident * max(1, self.depth, self.unrolled(spec, num_warps)) * self.bytes
         dram = self.dram_share
         latency = dram * spec.dram_round_cycles + (1 - dram) * spec.l2_round_cycles
         dram_queue = in_flight * dram / (spec.dram_bytes_per_s * spec.dram_efficiency / spec.clock_hz)

@@ -100,6 +100,8 @@ class MachineSpec:
     # per-warp issue and register spills
     warp_issue_ipc: float  # instructions one warp issues per clock on average (dependency stalls)
     spill_traffic: float  # local-memory round trips per spilled register per program
+    unroll_instructions: float  # warp instructions per loop iteration the backend unrolls a small loop body up to
+    unroll_max: float  # copies of a loop body it makes at most
     exchange_cycles: float  # critical-path cost of a barrier beyond barrier_cycles (shared store, wait, load)
     # cost-model blend: T_wave = max + alpha * (sum - max)
     alpha: float
@@ -252,7 +254,7 @@ _POSITIVE = (
     "dram_atom_bytes", "dram_round_cycles", "l2_round_cycles", "l2_load_bytes_per_s", "dram_queue_exponent",
     "l2_queue_exponent", "tensor_efficiency",
     "tensor_subcores", "fp32_flops_per_clk", "mma_async_warps", "mma_sync_fraction",
-    "warp_issue_ipc",
+    "warp_issue_ipc", "unroll_instructions", "unroll_max",
 )
 
 

@@ -19,11 +19,11 @@ We transpose a matrix three ways:
             (a 32-way bank conflict) — the classic transpose mistake, visible in the 'conflicts' column.
 
 How far to trust the modeled times: on the H200, where they were checked against measured sweeps
-(`python -m simulator.validate`), the model orders a kernel's configs with a median rank correlation of 0.81
-over 41 validation groups and its pick runs a median 2.6 % slower than the best config (23 % for the worst
-tenth: attention at D = 128, skinny matmuls, paged decode); an absolute time is off by 21 % at the median.
-On kernels it never saw while it was built it ranks less well (rank correlation 0.70-0.82, picks 0-8 % slow
-at the median), worst where the GPU spills registers the model does not expect. Read a profile's
+(`python -m simulator.validate`), the model orders a kernel's configs with a median rank correlation of 0.83
+over 41 validation groups and its pick runs a median 2.6 % slower than the best config (24 % for the worst
+tenth: attention at D = 128, skinny matmuls, paged decode); an absolute time is off by 20 % at the median.
+On kernels it never saw while it was built it ranks less well (rank correlation 0.73-0.82, picks 0-8 % slow
+at the median), worst where the GPU's compiler spills registers or interleaves loads the model holds. Read a profile's
 counters (bytes, conflicts, requests) as exact and its times as estimates. The MTT S5000 and S4000 share the
 model with their own datasheet numbers but were not measured, so their times are less certain still.
 

@@ -76,6 +76,7 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
         info["loop_stages"] = pipelining["stages"]
         info["pipeline_distance"] = pipelining["distance"]
         info["level"] = pipelining["level"]
+        info["serial"] = pipelining["serial"]
     elif op in lw.merged:
         info["merged"] = True
     loop = enclosing_loop(op)  # the loop the op runs in: memory phases and their instructions

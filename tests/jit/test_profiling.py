@@ -417,3 +417,40 @@ def test_profiling_builds_count_the_same_at_either_optimisation_level(rng, monke
         record = model_launch(fresh, (37,), out, x, 300, BLOCK=512, machine="h200")
         totals.append(record.totals.as_dict())
     assert totals[0] == totals[1]
+
+
+@jit
+def pointer_chase_kernel(next_ptr, out_ptr, steps, BLOCK: tl.constexpr):
+    at = tl.arange(0, BLOCK)
+    for _ in range(steps):
+        at = tl.load(next_ptr + at)  # the next address is this iteration's load
+    tl.store(out_ptr + tl.arange(0, BLOCK), at)
+
+
+@jit
+def strided_sum_kernel(x_ptr, out_ptr, steps, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), dtype=tl.int32)
+    for i in range(steps):
+        acc += tl.load(x_ptr + i * BLOCK + tl.arange(0, BLOCK))  # addresses from the induction variable alone
+    tl.store(out_ptr + tl.arange(0, BLOCK), acc)
+
+
+def test_a_pointer_chase_is_a_serial_phase_that_unrolling_cannot_overlap(rng):
+    block, steps = 64, 37
+    table = rng.permutation(block * steps).astype(np.int32) % block  # stays inside the first block's entries
+    out = np.empty(block, np.int32)
+    chase = model_launch(pointer_chase_kernel, (1,), table, out, steps, BLOCK=block, machine="h200", num_warps=1)
+    want = np.arange(block)
+    for _ in range(steps):
+        want = table[want]
+    np.testing.assert_array_equal(out, want)
+    total = model_launch(strided_sum_kernel, (1,), table, out, steps, BLOCK=block, machine="h200", num_warps=1)
+    np.testing.assert_array_equal(out, table.reshape(steps, block).sum(axis=0))
+    [chased] = [k for k in chase.totals.phase_rounds if not k.startswith("-")]
+    [summed] = [k for k in total.totals.phase_rounds if not k.startswith("-")]
+    assert chased.endswith(":serial") and not summed.endswith(":serial")
+    # the same round trips, but the sum's small loop body is unrolled and its loads issue together
+    spec = simulator.get_spec("h200")
+    serial = simulator.estimate(chase.totals, 1, spec).components["latency"]
+    unrolled = simulator.estimate(total.totals, 1, spec).components["latency"]
+    assert serial > steps * spec.l2_round_cycles / spec.clock_hz > 2 * unrolled

@@ -106,13 +106,27 @@ def test_tiny_kernels_are_launch_bound():
 
 def test_a_long_dependent_chain_is_latency_bound():
     spec = get_spec("h200")
-    result = estimate(chain(64), 1, spec)
+    result = estimate(chain(64, key="0:0:1:serial"), 1, spec)
     assert result.bound == "latency"
-    # 64 round trips of a loop that is not software-pipelined; one 1 KiB round in flight queues for next to nothing
+    # 64 round trips of a loop whose loads wait for the last iteration's; one 1 KiB round in flight queues for next
+    # to nothing
     assert result.components["latency"] == pytest.approx(64 * spec.dram_round_cycles / spec.clock_hz, rel=0.01)
     # the same chain hitting in L2 is shorter
-    in_l2 = estimate(chain(64, from_dram=False), 1, spec).components["latency"]
+    in_l2 = estimate(chain(64, key="0:0:1:serial", from_dram=False), 1, spec).components["latency"]
     assert in_l2 == pytest.approx(64 * spec.l2_round_cycles / spec.clock_hz, rel=0.01)
+
+
+@pytest.mark.parametrize("work, copies", [(0, 8), (30, 2), (60, 1), (500, 1)])
+def test_a_small_loop_body_is_unrolled_and_its_loads_overlap(work, copies):
+    """LLVM's NVPTX target unrolls a loop body of up to unroll_instructions instructions a power of two times (at
+    most unroll_max): the copies' loads wait for one round trip between them."""
+    spec = get_spec("h200")
+    rounds = 64
+    loop = chain(rounds, phase_instructions={"0:0:1": work * rounds})
+    latency = estimate(loop, 1, spec).components["latency"]
+    work_cycles = rounds * work / spec.warp_issue_ipc
+    trips = rounds / copies * spec.dram_round_cycles
+    assert latency == pytest.approx((trips + work_cycles) / spec.clock_hz, rel=0.02)
 
 
 def test_round_trips_queue_when_many_programs_keep_bytes_in_flight():
@@ -178,8 +192,11 @@ def test_loads_through_a_table_keep_their_round_trips():
     spec = get_spec("h200")
     direct = estimate(chain(64, key="0:2:1", num_stages=3), 1, spec).components["latency"]
     gather = estimate(chain(64, key="0:0:2", num_stages=3), 1, spec).components["latency"]
+    chase = estimate(chain(64, key="0:0:2:serial", num_stages=3), 1, spec).components["latency"]
     # software pipelining keeps 2 iterations of direct loads in flight (plus the first round trip), none of a gather,
-    # whose table load adds one more round trip to each iteration
+    # whose table load adds one more round trip to each iteration; unrolling the empty loop body 8 times overlaps
+    # the copies' gathers, unless each iteration's addresses wait for the last one's loads
     trip = spec.dram_round_cycles / spec.clock_hz
     assert direct == pytest.approx(33 * trip, rel=0.01)
-    assert gather == pytest.approx(128 * trip, rel=0.01)
+    assert gather == pytest.approx(128 / spec.unroll_max * trip, rel=0.01)
+    assert chase == pytest.approx(128 * trip, rel=0.01)

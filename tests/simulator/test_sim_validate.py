@@ -92,15 +92,15 @@ def test_the_readme_figures_hold_on_the_validation_split():
     must update the README (and say why)."""
     total = _figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
-    assert total["rho"] >= 0.81 and total["regret"] <= 0.026 and total["regret_p90"] <= 0.23
-    assert total["mape"] <= 0.211
+    assert total["rho"] >= 0.829 and total["regret"] <= 0.026 and total["regret_p90"] <= 0.243
+    assert total["mape"] <= 0.2
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.816, 0.0, 0.183, 0.181),
-    ("holdout2", 11, 0.761, 0.077, 0.165, 0.158),
-    ("holdout3", 10, 0.697, 0.078, 0.49, 0.309),
+    ("holdout", 10, 0.818, 0.0, 0.183, 0.206),
+    ("holdout2", 11, 0.726, 0.077, 0.165, 0.19),
+    ("holdout3", 10, 0.754, 0.0, 0.311, 0.306),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
