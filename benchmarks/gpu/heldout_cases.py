@@ -1,5 +1,5 @@
 """The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
-the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", "holdout3").
+the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", "holdout3", "holdout4").
 
 They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
 """
@@ -27,17 +27,22 @@ from sweep_kernels import (
     bmm_kernel,
     colmax_kernel,
     colsum_atomic_kernel,
+    cross_entropy_kernel,
     cumsum_kernel,
     dropout_kernel,
     embedding_kernel,
     gelu_tanh_kernel,
     gemv_kernel,
+    groupnorm_kernel,
     layernorm_looped_kernel,
     linear_act_kernel,
     logsumexp_kernel,
+    quant_int8_kernel,
     rope_inline_kernel,
     rope_kernel,
+    softmax_bwd_kernel,
     softmax_persistent_kernel,
+    splitk_matmul_kernel,
 )
 
 # --- held-out kernels (split "holdout"): scored only at the end, never fitted on or looked at while modeling
@@ -395,5 +400,137 @@ def holdout3_cases() -> list[Case]:
     ]
 
 
+# --- fourth held-out set (split "holdout4"): new kernel sources (quantize, loss, split-K, a backward pass, group
+# --- statistics), measured once with the model frozen and scored once
+
+def _next_pow2(n: int) -> int:
+    return 1 << (n - 1).bit_length()
+
+
+def quant_int8_case(name, rows, cols, dtype):
+    block = _next_pow2(cols)
+
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, cols), dtype), "q": np.empty((rows, cols), np.int8),
+                "scale": np.empty(rows, np.float32)}
+
+    def reference(x):
+        v = _f32(x["x"])
+        absmax = np.maximum(np.abs(v).max(axis=1), np.float32(1e-8))
+        halfway_up = 127 * v.astype(np.float64) / absmax[:, None].astype(np.float64) + 0.5  # a tie is exact in float64
+        q = np.floor(halfway_up)
+        # at an exact .5 tie the fp32 scale's and division's rounding pick either side: the reference is the midpoint,
+        # 0.5 / 127 of max |q| from both (inside 5e-3); rounding the wrong way elsewhere is up to 1 / 127 off
+        q = np.clip(np.where(q == halfway_up, q - 0.5, q), -127, 127)
+        return {"q": q, "scale": absmax / np.float32(127)}
+
+    configs = _grid_configs({"BLOCK": [block], "ROWS": [1, 2, 4, 8, 16], "num_warps": [1, 2, 4, 8, 16]}, limit=16,
+                            seed=31, keep=lambda c: 32 * c["num_warps"] <= c["ROWS"] * c["BLOCK"] <= 65536)
+    size = _itemsize(dtype)
+    return Case("holdout4_quant_int8", name, "holdout4", quant_int8_kernel, {"rows": rows, "cols": cols}, dtype,
+                configs, inputs, ("q", "scale"), lambda x, cfg: (x["x"], x["q"], x["scale"], rows, cols),
+                lambda cfg: (math.ceil(rows / cfg["ROWS"]),), reference, tolerance=5e-3,
+                min_bytes=(size + 1.0) * rows * cols + 4.0 * rows)
+
+
+CROSS_ENTROPY_CONFIGS = _grid_configs({"BLOCK": [1024, 2048, 4096, 8192, 16384], "num_warps": [1, 2, 4, 8, 16]},
+                                      limit=16, seed=32, keep=_whole_warps)
+
+
+def cross_entropy_case(name, tokens, vocab, dtype):
+    def inputs(rng):
+        return {"logits": _rand(rng, (tokens, vocab), dtype, 2.0),
+                "targets": rng.integers(0, vocab, tokens).astype(np.int32), "loss": np.empty(tokens, np.float32)}
+
+    def reference(x):
+        v = _f32(x["logits"]).astype(np.float64)
+        top = v.max(axis=1)
+        lse = top + np.log(np.exp(v - top[:, None]).sum(axis=1))
+        return {"loss": lse - v[np.arange(tokens), x["targets"]]}
+
+    size = _itemsize(dtype)
+    return Case("holdout4_cross_entropy", name, "holdout4", cross_entropy_kernel, {"T": tokens, "V": vocab}, dtype,
+                CROSS_ENTROPY_CONFIGS, inputs, ("loss",), lambda x, cfg: (x["logits"], x["targets"], x["loss"], vocab),
+                lambda cfg: (tokens,), reference, tolerance=1e-4, min_bytes=size * tokens * vocab + 8.0 * tokens)
+
+
+SPLITK_CONFIGS = _grid_configs({"BLOCK_M": [16, 32, 64, 128], "BLOCK_N": [32, 64, 128, 256], "BLOCK_K": [32, 64, 128],
+                                "SPLIT_K": [1, 2, 4, 8, 16], "num_warps": [4, 8], "num_stages": [2, 3, 4]},
+                               limit=26, seed=33, keep=lambda c: (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * 2
+                               * c["num_stages"] <= 232448)
+
+
+def splitk_matmul_case(name, m, n, k, dtype):
+    """C (fp32, zeroed before the checked launch) accumulates every K slice's tile; timed launches keep adding."""
+    def inputs(rng):
+        return {"a": _rand(rng, (m, k), dtype), "b": _rand(rng, (k, n), dtype), "c": np.zeros((m, n), np.float32)}
+
+    size = _itemsize(dtype)
+    return Case("holdout4_splitk_matmul", name, "holdout4", splitk_matmul_kernel, {"M": m, "N": n, "K": k}, dtype,
+                SPLITK_CONFIGS, inputs, ("c",), lambda x, cfg: (x["a"], x["b"], x["c"], m, n, k),
+                lambda cfg: (math.ceil(m / cfg["BLOCK_M"]) * math.ceil(n / cfg["BLOCK_N"]), cfg["SPLIT_K"]),
+                lambda x: {"c": _f32(x["a"]) @ _f32(x["b"])}, tolerance=2e-2, flops=2.0 * m * n * k,
+                min_bytes=size * (m * k + k * n) + 4.0 * m * n, extra={"zero_outputs": True})
+
+
+def softmax_bwd_case(name, rows, cols, dtype):
+    block = _next_pow2(cols)
+
+    def inputs(rng):
+        logits = rng.standard_normal((rows, cols), dtype=np.float32) * 2
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return {"y": (e / e.sum(axis=1, keepdims=True)).astype(_np_dtype(dtype)), "dy": _rand(rng, (rows, cols), dtype),
+                "dx": np.empty((rows, cols), _np_dtype(dtype))}
+
+    def reference(x):
+        y, dy = _f32(x["y"]).astype(np.float64), _f32(x["dy"]).astype(np.float64)
+        return {"dx": y * (dy - (y * dy).sum(axis=1, keepdims=True))}
+
+    configs = _grid_configs({"BLOCK": [block], "ROWS": [1, 2, 4], "num_warps": [1, 2, 4, 8, 16]}, limit=16, seed=34,
+                            keep=lambda c: c["ROWS"] * c["BLOCK"] <= 65536)
+    size = _itemsize(dtype)
+    return Case("holdout4_softmax_bwd", name, "holdout4", softmax_bwd_kernel, {"rows": rows, "cols": cols}, dtype,
+                configs, inputs, ("dx",), lambda x, cfg: (x["y"], x["dy"], x["dx"], rows, cols),
+                lambda cfg: (math.ceil(rows / cfg["ROWS"]),), reference, tolerance=1e-2,
+                min_bytes=3.0 * size * rows * cols)
+
+
+GROUPNORM_CONFIGS = _grid_configs(BLOCK_WARPS, limit=16, seed=35, keep=_whole_warps)
+
+
+def groupnorm_case(name, batch, channels, hw, groups, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (batch, channels, hw), dtype), "w": _rand(rng, (channels,), dtype),
+                "b": _rand(rng, (channels,), dtype), "y": np.empty((batch, channels, hw), _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"]).astype(np.float64).reshape(batch, groups, -1)
+        mean = v.mean(axis=2, keepdims=True)
+        rstd = 1 / np.sqrt(v.var(axis=2, keepdims=True) + 1e-5)
+        normed = ((v - mean) * rstd).reshape(batch, channels, hw)
+        return {"y": normed * _f32(x["w"])[None, :, None] + _f32(x["b"])[None, :, None]}
+
+    size = _itemsize(dtype)
+    return Case("holdout4_groupnorm", name, "holdout4", groupnorm_kernel,
+                {"N": batch, "C": channels, "HW": hw, "G": groups}, dtype, GROUPNORM_CONFIGS, inputs, ("y",),
+                lambda x, cfg: (x["x"], x["y"], x["w"], x["b"], groups, channels // groups, hw, 1e-5),
+                lambda cfg: (batch * groups,), reference, tolerance=2e-2, min_bytes=2.0 * size * batch * channels * hw)
+
+
+def holdout4_cases() -> list[Case]:
+    return [
+        quant_int8_case("holdout4_quant_int8_bf16_8192x4096", 8192, 4096, "bf16"),
+        quant_int8_case("holdout4_quant_int8_fp16_32768x1000", 32768, 1000, "fp16"),
+        cross_entropy_case("holdout4_cross_entropy_bf16_4096x32000", 4096, 32000, "bf16"),
+        cross_entropy_case("holdout4_cross_entropy_fp32_1024x151936", 1024, 151936, "fp32"),
+        splitk_matmul_case("holdout4_splitk_matmul_fp16_256x1024x16384", 256, 1024, 16384, "fp16"),
+        splitk_matmul_case("holdout4_splitk_matmul_bf16_64x4096x8192", 64, 4096, 8192, "bf16"),
+        softmax_bwd_case("holdout4_softmax_bwd_fp16_4096x8192", 4096, 8192, "fp16"),
+        softmax_bwd_case("holdout4_softmax_bwd_fp32_16384x2000", 16384, 2000, "fp32"),
+        groupnorm_case("holdout4_groupnorm_fp16_n16_c512_hw4096_g32", 16, 512, 4096, 32, "fp16"),
+        groupnorm_case("holdout4_groupnorm_bf16_n8_c320_hw9216_g32", 8, 320, 9216, 32, "bf16"),
+    ]
+
+
 def heldout_cases() -> list[Case]:
-    return holdout_cases() + holdout2_cases() + holdout3_cases()
+    return holdout_cases() + holdout2_cases() + holdout3_cases() + holdout4_cases()
