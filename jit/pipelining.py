@@ -72,11 +72,11 @@ def _serial(load: Operation, loop: Operation) -> bool:
 
 
 def _inside(op: Operation, block: Block) -> bool:
-    while op is not None:
+    """Whether `op` is in `block`, directly or inside an op that is."""
+    while isinstance(op, Operation) and isinstance(op.parent, Block):
         if op.parent is block:
             return True
-        owner = op.parent.parent if isinstance(op.parent, Block) else None
-        op = owner
+        op = op.parent.parent
     return False
 
 
