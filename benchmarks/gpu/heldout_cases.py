@@ -1,5 +1,6 @@
 """The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
-the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", "holdout3", "holdout4").
+the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", "holdout3", "holdout4",
+"holdout5").
 
 They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
 """
@@ -24,19 +25,24 @@ from sweep_cases import (
 )
 from sweep_kernels import (
     add_rmsnorm_kernel,
+    argmax_kernel,
     bmm_kernel,
+    causal_conv1d_kernel,
     colmax_kernel,
     colsum_atomic_kernel,
     cross_entropy_kernel,
     cumsum_kernel,
     dropout_kernel,
     embedding_kernel,
+    geglu_kernel,
     gelu_tanh_kernel,
     gemv_kernel,
     groupnorm_kernel,
+    kv_scatter_kernel,
     layernorm_looped_kernel,
     linear_act_kernel,
     logsumexp_kernel,
+    mean_pool_kernel,
     quant_int8_kernel,
     rope_inline_kernel,
     rope_kernel,
@@ -532,5 +538,137 @@ def holdout4_cases() -> list[Case]:
     ]
 
 
+# --- fifth held-out set (split "holdout5"): new kernel sources (a GeGLU gate, greedy-decode argmax, masked mean
+# --- pooling, a KV-cache scatter, a short causal convolution), measured once with the model frozen and scored once
+
+GEGLU_CONFIGS = _grid_configs(BLOCK_WARPS, limit=16, seed=41, keep=_whole_warps)
+
+
+def geglu_case(name, tokens, hidden, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (tokens, 2 * hidden), dtype), "y": np.empty((tokens, hidden), _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"]).astype(np.float64)
+        g, u = v[:, :hidden], v[:, hidden:]
+        return {"y": 0.5 * g * (1 + np.tanh(0.7978845608 * (g + 0.044715 * g ** 3))) * u}
+
+    size = _itemsize(dtype)
+    n = tokens * hidden
+    return Case("holdout5_geglu", name, "holdout5", geglu_kernel, {"T": tokens, "H": hidden}, dtype, GEGLU_CONFIGS,
+                inputs, ("y",), lambda x, cfg: (x["x"], x["y"], n, hidden), lambda cfg: (math.ceil(n / cfg["BLOCK"]),),
+                reference, tolerance=1e-2, min_bytes=3.0 * size * n)
+
+
+ARGMAX_CONFIGS = _grid_configs({"BLOCK": [1024, 2048, 4096, 8192, 16384], "num_warps": [1, 2, 4, 8, 16]}, limit=16,
+                               seed=42, keep=_whole_warps)
+
+
+def argmax_case(name, rows, vocab, dtype):
+    def inputs(rng):
+        logits = _f32(_rand(rng, (rows, vocab), dtype, 2.0))
+        top = logits.argmax(axis=1)
+        logits[np.arange(rows), top] += 0.25  # a unique maximum in every row (dtype's rounding makes ties otherwise)
+        return {"logits": logits.astype(_np_dtype(dtype)), "out": np.empty(rows, np.int32)}
+
+    def reference(x):
+        return {"out": _f32(x["logits"]).argmax(axis=1).astype(np.float64)}  # numpy: the first index of the max
+
+    size = _itemsize(dtype)
+    # tolerance 0: any wrong index is at least 1 / vocab off after the check's division by the largest index
+    return Case("holdout5_argmax", name, "holdout5", argmax_kernel, {"R": rows, "V": vocab}, dtype, ARGMAX_CONFIGS,
+                inputs, ("out",), lambda x, cfg: (x["logits"], x["out"], vocab), lambda cfg: (rows,), reference,
+                tolerance=0.0, min_bytes=size * rows * vocab + 4.0 * rows)
+
+
+MEAN_POOL_CONFIGS = _grid_configs({"BLOCK_S": [8, 16, 32, 64], "BLOCK_D": [64, 128, 256, 512],
+                                   "num_warps": [1, 2, 4, 8]}, limit=16, seed=43,
+                                  keep=lambda c: 32 * c["num_warps"] <= c["BLOCK_S"] * c["BLOCK_D"] <= 16384)
+
+
+def mean_pool_case(name, batch, seq, dim, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (batch, seq, dim), dtype),
+                "lens": rng.integers(seq // 2, seq + 1, batch).astype(np.int32),
+                "out": np.empty((batch, dim), np.float32)}
+
+    def reference(x):
+        v = _f32(x["x"])
+        return {"out": np.stack([v[b, :n].astype(np.float64).mean(axis=0) for b, n in enumerate(x["lens"])])}
+
+    size = _itemsize(dtype)
+    return Case("holdout5_mean_pool", name, "holdout5", mean_pool_kernel, {"B": batch, "S": seq, "D": dim}, dtype,
+                MEAN_POOL_CONFIGS, inputs, ("out",), lambda x, cfg: (x["x"], x["lens"], x["out"], seq, dim),
+                lambda cfg: (batch, math.ceil(dim / cfg["BLOCK_D"])), reference, tolerance=1e-4,
+                min_bytes=0.75 * size * batch * seq * dim + 4.0 * batch * dim)  # lengths average 3/4 of seq
+
+
+def kv_scatter_case(name, tokens, heads, d, slots, dtype):
+    """The cache is written in place: the check zeroes it before the launch (`zero_outputs`), so the reference is a
+    zero cache holding the new rows at their slots, and a row written anywhere else shows."""
+    def inputs(rng):
+        return {"key": _rand(rng, (tokens, heads, d), dtype),
+                "slots": rng.permutation(slots)[:tokens].astype(np.int32),
+                "cache": np.zeros((slots, heads, d), _np_dtype(dtype))}
+
+    def reference(x):
+        cache = np.zeros((slots, heads, d), np.float32)
+        cache[x["slots"]] = _f32(x["key"])
+        return {"cache": cache}
+
+    configs = _grid_configs({"BLOCK_T": [1, 2, 4, 8, 16, 32], "num_warps": [1, 2, 4, 8]}, limit=16, seed=44,
+                            keep=lambda c: c["BLOCK_T"] * d >= 32 * c["num_warps"])
+    size = _itemsize(dtype)
+    return Case("holdout5_kv_scatter", name, "holdout5", kv_scatter_kernel,
+                {"T": tokens, "H": heads, "D": d, "slots": slots}, dtype, [{"HEAD_DIM": d, **c} for c in configs],
+                inputs, ("cache",), lambda x, cfg: (x["key"], x["slots"], x["cache"], tokens, heads),
+                lambda cfg: (math.ceil(tokens / cfg["BLOCK_T"]), heads), reference, tolerance=1e-6,
+                min_bytes=2.0 * size * tokens * heads * d + 4.0 * tokens, extra={"zero_outputs": True})
+
+
+CONV_WIDTH = 4
+CAUSAL_CONV_CONFIGS = _grid_configs({"BLOCK_T": [16, 32, 64, 128], "BLOCK_C": [32, 64, 128, 256],
+                                     "num_warps": [1, 2, 4, 8]}, limit=16, seed=45,
+                                    keep=lambda c: 32 * c["num_warps"] <= c["BLOCK_T"] * c["BLOCK_C"] <= 16384)
+
+
+def causal_conv1d_case(name, batch, seq, channels, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (batch, seq, channels), dtype), "w": _rand(rng, (channels, CONV_WIDTH), dtype, 0.5),
+                "bias": _rand(rng, (channels,), dtype, 0.1), "out": np.empty((batch, seq, channels), _np_dtype(dtype))}
+
+    def reference(x):
+        v, w = _f32(x["x"]), _f32(x["w"])
+        padded = np.concatenate([np.zeros((batch, CONV_WIDTH - 1, channels), np.float32), v], axis=1)
+        h = np.broadcast_to(_f32(x["bias"]), v.shape).copy()
+        for k in range(CONV_WIDTH):
+            h += padded[:, k:k + seq] * w[:, k]
+        return {"out": h / (1 + np.exp(-h))}
+
+    size = _itemsize(dtype)
+    return Case("holdout5_causal_conv1d", name, "holdout5", causal_conv1d_kernel,
+                {"B": batch, "T": seq, "C": channels, "W": CONV_WIDTH}, dtype,
+                [{"WIDTH": CONV_WIDTH, **c} for c in CAUSAL_CONV_CONFIGS], inputs, ("out",),
+                lambda x, cfg: (x["x"], x["w"], x["bias"], x["out"], seq, channels),
+                lambda cfg: (math.ceil(seq / cfg["BLOCK_T"]), math.ceil(channels / cfg["BLOCK_C"]), batch), reference,
+                tolerance=1e-2, flops=2.0 * CONV_WIDTH * batch * seq * channels,
+                min_bytes=2.0 * size * batch * seq * channels)
+
+
+def holdout5_cases() -> list[Case]:
+    return [
+        geglu_case("holdout5_geglu_bf16_4096x8192", 4096, 8192, "bf16"),
+        geglu_case("holdout5_geglu_fp16_2000x5000", 2000, 5000, "fp16"),
+        argmax_case("holdout5_argmax_bf16_512x151936", 512, 151936, "bf16"),
+        argmax_case("holdout5_argmax_fp32_2048x32000", 2048, 32000, "fp32"),
+        mean_pool_case("holdout5_mean_pool_bf16_b32_s2048_d4096", 32, 2048, 4096, "bf16"),
+        mean_pool_case("holdout5_mean_pool_fp32_b128_s512_d1024", 128, 512, 1024, "fp32"),
+        kv_scatter_case("holdout5_kv_scatter_bf16_t8192_h8_d128_s65536", 8192, 8, 128, 65536, "bf16"),
+        kv_scatter_case("holdout5_kv_scatter_fp16_t4096_h32_d64_s16384", 4096, 32, 64, 16384, "fp16"),
+        causal_conv1d_case("holdout5_causal_conv1d_bf16_b8_t4096_c4096", 8, 4096, 4096, "bf16"),
+        causal_conv1d_case("holdout5_causal_conv1d_fp16_b1_t32768_c2048", 1, 32768, 2048, "fp16"),
+    ]
+
+
 def heldout_cases() -> list[Case]:
-    return holdout_cases() + holdout2_cases() + holdout3_cases() + holdout4_cases()
+    return holdout_cases() + holdout2_cases() + holdout3_cases() + holdout4_cases() + holdout5_cases()

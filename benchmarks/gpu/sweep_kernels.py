@@ -549,3 +549,96 @@ def groupnorm_kernel(x_ptr, y_ptr, w_ptr, b_ptr, num_groups, channels_per_group,
         b = tl.load(b_ptr + channel, mask=mask, other=0.0).to(tl.float32)
         x = tl.load(x_ptr + base + offs, mask=mask, other=0.0).to(tl.float32)
         tl.store(y_ptr + base + offs, ((x - mean) * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+# --- fifth held-out set (split "holdout5"): kernels written for a fresh measurement with the model frozen, steps of
+# --- LLM serving the other sets lack (a GeGLU gate, greedy-decode argmax, masked mean pooling, a KV-cache scatter,
+# --- the short causal convolution of gated-delta-net layers)
+
+@jit
+def geglu_kernel(x_ptr, y_ptr, n, hidden, BLOCK: tl.constexpr):
+    """y[t, j] = gelu_tanh(x[t, j]) * x[t, hidden + j] for x [T, 2 * hidden]: a gated MLP's GeGLU, one flat BLOCK
+    over the T * hidden outputs, the gate and up halves found by index math."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    gate_offs = (offs // hidden) * (2 * hidden) + offs % hidden
+    g = tl.load(x_ptr + gate_offs, mask=mask, other=0.0).to(tl.float32)
+    u = tl.load(x_ptr + gate_offs + hidden, mask=mask, other=0.0).to(tl.float32)
+    inner = 0.7978845608 * (g + 0.044715 * g * g * g)
+    gelu = 0.5 * g * (2.0 - 2.0 / (1.0 + tl.exp(2.0 * inner)))  # 1 + tanh(inner), from one exp
+    tl.store(y_ptr + offs, (gelu * u).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def argmax_kernel(logits_ptr, out_ptr, vocab, BLOCK: tl.constexpr):
+    """Greedy decoding: the index of each row's largest logit, one row per program walking the vocabulary in
+    BLOCK-wide chunks with a running best value and index (ties go to the smallest index, as numpy's argmax)."""
+    row = tl.program_id(0).to(tl.int64)
+    row_ptr = logits_ptr + row * vocab
+    best_val = -float("inf")
+    best_idx = 0
+    for start in range(0, vocab, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(row_ptr + cols, mask=cols < vocab, other=-float("inf")).to(tl.float32)
+        chunk_max = tl.max(x, axis=0)
+        chunk_idx = start + tl.argmax(x, axis=0)
+        better = chunk_max > best_val  # strict: an equal value in a later chunk keeps the earlier index
+        best_idx = tl.where(better, chunk_idx, best_idx)
+        best_val = tl.where(better, chunk_max, best_val)
+    tl.store(out_ptr + row, best_idx.to(tl.int32))
+
+
+@jit
+def mean_pool_kernel(x_ptr, lens_ptr, out_ptr, seq, dim, BLOCK_S: tl.constexpr, BLOCK_D: tl.constexpr):
+    """out[b, :] = mean of x[b, :lens[b], :] for x [B, seq, dim]: one program per (sequence, BLOCK_D columns) sums
+    BLOCK_S x BLOCK_D tiles up to the sequence's length, the rows past it masked off."""
+    b = tl.program_id(0)
+    cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
+    length = tl.load(lens_ptr + b)
+    base = x_ptr + b.to(tl.int64) * seq * dim
+    acc = tl.zeros((BLOCK_S, BLOCK_D), dtype=tl.float32)
+    for start in range(0, length, BLOCK_S):
+        rows = start + tl.arange(0, BLOCK_S)
+        mask = (rows[:, None] < length) & (cols[None, :] < dim)
+        acc += tl.load(base + rows[:, None] * dim + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    mean = tl.sum(acc, axis=0) / length.to(tl.float32)
+    tl.store(out_ptr + b * dim + cols, mean, mask=cols < dim)
+
+
+@jit
+def kv_scatter_kernel(key_ptr, slots_ptr, cache_ptr, n_tokens, n_heads, HEAD_DIM: tl.constexpr,
+                      BLOCK_T: tl.constexpr):
+    """vLLM's reshape_and_cache for keys: the new rows key [T, H, HEAD_DIM] are written into the cache
+    [slots, H, HEAD_DIM] at each token's slot; one program per (BLOCK_T tokens, head)."""
+    tokens = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    head = tl.program_id(1)
+    d = tl.arange(0, HEAD_DIM)
+    valid = tokens < n_tokens
+    slot = tl.load(slots_ptr + tokens, mask=valid, other=0).to(tl.int64)
+    src = (tokens[:, None].to(tl.int64) * n_heads + head) * HEAD_DIM + d[None, :]
+    rows = tl.load(key_ptr + src, mask=valid[:, None], other=0.0)
+    dst = (slot[:, None] * n_heads + head) * HEAD_DIM + d[None, :]
+    tl.store(cache_ptr + dst, rows, mask=valid[:, None])
+
+
+@jit
+def causal_conv1d_kernel(x_ptr, w_ptr, bias_ptr, out_ptr, seq, channels, WIDTH: tl.constexpr, BLOCK_T: tl.constexpr,
+                         BLOCK_C: tl.constexpr):
+    """The short causal depthwise convolution of gated-delta-net layers on x [B, seq, channels], weight
+    [channels, WIDTH], bias [channels]: out[b, t, c] = silu(bias[c] + sum_k w[c, k] * x[b, t - WIDTH + 1 + k, c]),
+    zero before the sequence's start; one program per (BLOCK_T steps, BLOCK_C channels, sequence)."""
+    t = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
+    base = tl.program_id(2).to(tl.int64) * seq * channels
+    c_mask = c < channels
+    bias = tl.load(bias_ptr + c, mask=c_mask, other=0.0).to(tl.float32)
+    acc = tl.zeros((BLOCK_T, BLOCK_C), dtype=tl.float32) + bias[None, :]
+    for k in tl.static_range(WIDTH):
+        src = t - (WIDTH - 1) + k
+        mask = (src[:, None] >= 0) & (src[:, None] < seq) & c_mask[None, :]
+        x = tl.load(x_ptr + base + src[:, None] * channels + c[None, :], mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + c * WIDTH + k, mask=c_mask, other=0.0).to(tl.float32)
+        acc += x * w[None, :]
+    y = acc / (1.0 + tl.exp(-acc))
+    mask = (t[:, None] < seq) & c_mask[None, :]
+    tl.store(out_ptr + base + t[:, None] * channels + c[None, :], y.to(out_ptr.dtype.element_ty), mask=mask)
