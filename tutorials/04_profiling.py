@@ -22,7 +22,7 @@ How far to trust the modeled times: on the H200, where they were checked against
 (`python -m simulator.validate`), the model orders a kernel's configs with a median rank correlation of 0.83
 over 41 validation groups and its pick runs a median 2.6 % slower than the best config (24 % for the worst
 tenth: attention at D = 128, skinny matmuls, paged decode); an absolute time is off by 20 % at the median.
-On kernels it never saw while it was built it ranks less well (rank correlation 0.73-0.82, picks 0-8 % slow
+On kernels it never saw while it was built it ranks less well (rank correlation 0.66-0.82, picks 0-17 % slow
 at the median), worst where the GPU's compiler spills registers or interleaves loads the model holds. Read a profile's
 counters (bytes, conflicts, requests) as exact and its times as estimates. The MTT S5000 and S4000 share the
 model with their own datasheet numbers but were not measured, so their times are less certain still.
