@@ -251,12 +251,13 @@ class _PerProgram:
         per_warp = 1.0 / (self.num_warps * spec.warp_issue_ipc)
         cycles, phase_work, phase_flops = 0.0, 0.0, 0.0
         for phase in self.phases:
-            trip = phase.round_trip(spec, per_unit * units, self.num_warps)
             work = phase.work * per_warp + phase.flops * self.tensor_per_flop
             if phase.depth:
+                trip = phase.round_trip(spec, per_unit * units, phase.depth)
                 cycles += phase.rounds * max(trip / phase.depth, work) + trip
             else:
-                cycles += phase.rounds * (trip / phase.unrolled(spec, self.num_warps) + work)
+                copies = phase.unrolled(spec, self.num_warps)
+                cycles += phase.rounds * (phase.round_trip(spec, per_unit * units, copies) / copies + work)
             phase_work += phase.work * phase.rounds
             phase_flops += phase.flops * phase.rounds
         rest = (max(0.0, self.instructions - self.memory_instructions - phase_work) * per_warp
@@ -303,18 +304,19 @@ class _Phase:
         """Iterations of a loop that is not software-pipelined whose loads a warp has in flight at once: the backend
         unrolls a small loop body (LLVM's NVPTX target unrolls partially and at run time, up to a size budget), a
         power of two times, and the copies' independent loads issue together."""
-        if not self.looped or self.depth or self.serial:
+        if not self.looped or self.serial:
             return 1.0
         per_warp = max(1.0, self.work / max(1, num_warps))
         copies = min(spec.unroll_max, max(1.0, spec.unroll_instructions / per_warp))
         return float(min(max(1.0, self.rounds), 2 ** math.floor(math.log2(copies))))
 
-    def round_trip(self, spec: MachineSpec, resident: int, num_warps: int) -> float:
-        """Cycles from issuing one iteration's loads to their arrival while `resident` programs do the same: the
-        unloaded latency of the level they come from and the time the bandwidth takes to serve all the bytes in
-        flight, combined as measured (simulator/data/h200_memory_curve.json); loads whose addresses wait for
-        other loads (chain > 1) add their unloaded round trips first."""
-        in_flight = resident * max(1, self.depth, self.unrolled(spec, num_warps)) * self.bytes
+    def round_trip(self, spec: MachineSpec, resident: int, rounds_in_flight: float) -> float:
+        """Cycles from issuing one iteration's loads to their arrival while `resident` programs each keep
+        `rounds_in_flight` iterations' loads in flight: the unloaded latency of the level they come from and the time
+        the bandwidth takes to serve all the bytes in flight, combined as measured
+        (simulator/data/h200_memory_curve.json); loads whose addresses wait for other loads (chain > 1) add their
+        unloaded round trips first."""
+        in_flight = resident * rounds_in_flight * self.bytes
         dram = self.dram_share
         latency = dram * spec.dram_round_cycles + (1 - dram) * spec.l2_round_cycles
         dram_queue = in_flight * dram / (spec.dram_bytes_per_s * spec.dram_efficiency / spec.clock_hz)

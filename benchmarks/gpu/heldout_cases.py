@@ -10,20 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sweep_cases import (
-    ELEMENTWISE_CONFIGS,
-    MATMUL_CONFIGS,
-    ROW_WARPS,
-    SKINNY_CONFIGS,
-    Case,
-    _f32,
-    _grid_configs,
-    _itemsize,
-    _np_dtype,
-    _rand,
-    matmul_case,
-)
-from sweep_kernels import (
+from heldout_kernels import (
     add_rmsnorm_kernel,
     argmax_kernel,
     bmm_kernel,
@@ -49,6 +36,19 @@ from sweep_kernels import (
     softmax_bwd_kernel,
     softmax_persistent_kernel,
     splitk_matmul_kernel,
+)
+from sweep_cases import (
+    ELEMENTWISE_CONFIGS,
+    MATMUL_CONFIGS,
+    ROW_WARPS,
+    SKINNY_CONFIGS,
+    Case,
+    _f32,
+    _grid_configs,
+    _itemsize,
+    _np_dtype,
+    _rand,
+    matmul_case,
 )
 
 # --- held-out kernels (split "holdout"): scored only at the end, never fitted on or looked at while modeling
@@ -439,8 +439,8 @@ def quant_int8_case(name, rows, cols, dtype):
                 min_bytes=(size + 1.0) * rows * cols + 4.0 * rows)
 
 
-CROSS_ENTROPY_CONFIGS = _grid_configs({"BLOCK": [1024, 2048, 4096, 8192, 16384], "num_warps": [1, 2, 4, 8, 16]},
-                                      limit=16, seed=32, keep=_whole_warps)
+WIDE_BLOCK_WARPS = {"BLOCK": [1024, 2048, 4096, 8192, 16384], "num_warps": [1, 2, 4, 8, 16]}  # vocabulary-wide rows
+CROSS_ENTROPY_CONFIGS = _grid_configs(WIDE_BLOCK_WARPS, limit=16, seed=32, keep=_whole_warps)
 
 
 def cross_entropy_case(name, tokens, vocab, dtype):
@@ -560,8 +560,7 @@ def geglu_case(name, tokens, hidden, dtype):
                 reference, tolerance=1e-2, min_bytes=3.0 * size * n)
 
 
-ARGMAX_CONFIGS = _grid_configs({"BLOCK": [1024, 2048, 4096, 8192, 16384], "num_warps": [1, 2, 4, 8, 16]}, limit=16,
-                               seed=42, keep=_whole_warps)
+ARGMAX_CONFIGS = _grid_configs(WIDE_BLOCK_WARPS, limit=16, seed=42, keep=_whole_warps)
 
 
 def argmax_case(name, rows, vocab, dtype):
