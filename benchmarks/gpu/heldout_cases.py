@@ -1,6 +1,6 @@
 """The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
 the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", "holdout3", "holdout4",
-"holdout5").
+"holdout5", "holdout6").
 
 They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
 """
@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 from heldout_kernels import (
+    adamw_kernel,
     add_rmsnorm_kernel,
     argmax_kernel,
     bmm_kernel,
@@ -21,6 +22,7 @@ from heldout_kernels import (
     cumsum_kernel,
     dropout_kernel,
     embedding_kernel,
+    gated_mlp_kernel,
     geglu_kernel,
     gelu_tanh_kernel,
     gemv_kernel,
@@ -30,7 +32,10 @@ from heldout_kernels import (
     linear_act_kernel,
     logsumexp_kernel,
     mean_pool_kernel,
+    moe_combine_kernel,
+    qk_norm_kernel,
     quant_int8_kernel,
+    rmsnorm_bwd_kernel,
     rope_inline_kernel,
     rope_kernel,
     softmax_bwd_kernel,
@@ -669,5 +674,140 @@ def holdout5_cases() -> list[Case]:
     ]
 
 
+QK_NORM_CONFIGS = _grid_configs({"BLOCK_R": [1, 2, 4, 8, 16, 32, 64], "num_warps": [1, 2, 4, 8]}, limit=16, seed=51)
+EPS = 1e-6
+
+
+def qk_norm_case(name, tokens, heads, d, dtype):
+    rows = tokens * heads
+
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, d), dtype, 2.0), "w": _rand(rng, (d,), dtype),
+                "out": np.empty((rows, d), _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"]).astype(np.float64)
+        return {"out": v / np.sqrt((v * v).mean(axis=1, keepdims=True) + EPS) * _f32(x["w"])}
+
+    size = _itemsize(dtype)
+    return Case("holdout6_qk_norm", name, "holdout6", qk_norm_kernel, {"T": tokens, "H": heads, "D": d}, dtype,
+                [{"HEAD_DIM": d, **c} for c in QK_NORM_CONFIGS if c["BLOCK_R"] * d >= 32 * c["num_warps"]], inputs,
+                ("out",), lambda x, cfg: (x["x"], x["w"], x["out"], rows, EPS),
+                lambda cfg: (math.ceil(rows / cfg["BLOCK_R"]),), reference, tolerance=1e-2,
+                min_bytes=2.0 * size * rows * d)
+
+
+ADAMW_CONFIGS = _grid_configs(BLOCK_WARPS, limit=16, seed=52, keep=_whole_warps)
+ADAMW = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "decay": 0.01, "step": 10}
+
+
+def adamw_case(name, n, grad_dtype):
+    h = ADAMW
+    bias1, bias2 = 1 - h["beta1"] ** h["step"], 1 - h["beta2"] ** h["step"]
+
+    def inputs(rng):
+        return {"p": _rand(rng, (n,), "fp32"), "g": _rand(rng, (n,), grad_dtype, 0.1),
+                "m": _rand(rng, (n,), "fp32", 0.01), "v": np.abs(_rand(rng, (n,), "fp32", 1e-3)),
+                "p_out": np.empty(n, np.float32), "m_out": np.empty(n, np.float32), "v_out": np.empty(n, np.float32)}
+
+    def reference(x):
+        g = _f32(x["g"]).astype(np.float64)
+        m = h["beta1"] * x["m"] + (1 - h["beta1"]) * g
+        v = h["beta2"] * x["v"] + (1 - h["beta2"]) * g * g
+        p = x["p"] * (1 - h["lr"] * h["decay"]) - h["lr"] * (m / bias1) / (np.sqrt(v / bias2) + h["eps"])
+        return {"p_out": p, "m_out": m, "v_out": v}
+
+    def args(x, cfg):
+        return (x["p"], x["g"], x["m"], x["v"], x["p_out"], x["m_out"], x["v_out"], n, h["lr"], h["beta1"],
+                h["beta2"], h["eps"], h["decay"], bias1, bias2)
+
+    return Case("holdout6_adamw", name, "holdout6", adamw_kernel, {"n": n}, grad_dtype, ADAMW_CONFIGS, inputs,
+                ("p_out", "m_out", "v_out"), args, lambda cfg: (math.ceil(n / cfg["BLOCK"]),), reference,
+                tolerance=1e-4, min_bytes=(24.0 + _itemsize(grad_dtype)) * n)
+
+
+MOE_COMBINE_CONFIGS = _grid_configs({"BLOCK_T": [1, 2, 4, 8], "BLOCK_D": [128, 256, 512, 1024, 2048],
+                                     "num_warps": [1, 2, 4, 8]}, limit=16, seed=53,
+                                    keep=lambda c: 32 * c["num_warps"] <= c["BLOCK_T"] * c["BLOCK_D"] <= 8192)
+
+
+def moe_combine_case(name, tokens, top_k, dim, dtype):
+    def inputs(rng):
+        weights = rng.random((tokens, top_k), dtype=np.float32)
+        return {"y": _rand(rng, (tokens, top_k, dim), dtype), "w": weights / weights.sum(axis=1, keepdims=True),
+                "out": np.empty((tokens, dim), _np_dtype(dtype))}
+
+    def reference(x):
+        return {"out": np.einsum("tk,tkd->td", x["w"].astype(np.float64), _f32(x["y"]))}
+
+    size = _itemsize(dtype)
+    return Case("holdout6_moe_combine", name, "holdout6", moe_combine_kernel, {"T": tokens, "K": top_k, "D": dim},
+                dtype, [{"TOP_K": top_k, **c} for c in MOE_COMBINE_CONFIGS], inputs, ("out",),
+                lambda x, cfg: (x["y"], x["w"], x["out"], tokens, dim),
+                lambda cfg: (math.ceil(tokens / cfg["BLOCK_T"]), math.ceil(dim / cfg["BLOCK_D"])), reference,
+                tolerance=1e-2, min_bytes=size * tokens * dim * (top_k + 1) + 4.0 * tokens * top_k)
+
+
+def rmsnorm_bwd_case(name, rows, cols, dtype):
+    block = 1 << (cols - 1).bit_length()
+    configs = _grid_configs({"BLOCK_R": [1, 2, 4, 8], "num_warps": [1, 2, 4, 8, 16]}, limit=16, seed=54,
+                            keep=lambda c: c["BLOCK_R"] * block <= 512 * 32 * c["num_warps"])
+
+    def inputs(rng):
+        return {"dy": _rand(rng, (rows, cols), dtype), "x": _rand(rng, (rows, cols), dtype),
+                "w": _rand(rng, (cols,), dtype), "dx": np.empty((rows, cols), _np_dtype(dtype))}
+
+    def reference(x):
+        v, wdy = _f32(x["x"]).astype(np.float64), _f32(x["dy"]) * _f32(x["w"])
+        rstd = 1 / np.sqrt((v * v).mean(axis=1, keepdims=True) + EPS)
+        c = (wdy * v).mean(axis=1, keepdims=True)
+        return {"dx": rstd * (wdy - v * rstd * rstd * c)}
+
+    size = _itemsize(dtype)
+    return Case("holdout6_rmsnorm_bwd", name, "holdout6", rmsnorm_bwd_kernel, {"rows": rows, "cols": cols}, dtype,
+                [{"BLOCK_N": block, **c} for c in configs], inputs, ("dx",),
+                lambda x, cfg: (x["dy"], x["x"], x["w"], x["dx"], rows, cols, EPS),
+                lambda cfg: (math.ceil(rows / cfg["BLOCK_R"]),), reference, tolerance=1e-2,
+                min_bytes=3.0 * size * rows * cols)
+
+
+GATED_MLP_CONFIGS = _grid_configs({"BLOCK_M": [16, 32, 64, 128], "BLOCK_N": [32, 64, 128, 256],
+                                   "BLOCK_K": [32, 64, 128], "num_warps": [4, 8], "num_stages": [2, 3, 4]},
+                                  limit=24, seed=55, keep=lambda c: c["BLOCK_M"] * c["BLOCK_N"] <= 128 * 128)
+
+
+def gated_mlp_case(name, m, n, k, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (m, k), dtype), "wg": _rand(rng, (k, n), dtype, 0.05),
+                "wu": _rand(rng, (k, n), dtype, 0.05), "h": np.empty((m, n), _np_dtype(dtype))}
+
+    def reference(x):
+        a = _f32(x["x"])
+        gate, up = a @ _f32(x["wg"]), a @ _f32(x["wu"])
+        return {"h": gate / (1 + np.exp(-gate)) * up}
+
+    size = _itemsize(dtype)
+    return Case("holdout6_gated_mlp", name, "holdout6", gated_mlp_kernel, {"M": m, "N": n, "K": k}, dtype,
+                GATED_MLP_CONFIGS, inputs, ("h",), lambda x, cfg: (x["x"], x["wg"], x["wu"], x["h"], m, n, k),
+                lambda cfg: (math.ceil(n / cfg["BLOCK_N"]), math.ceil(m / cfg["BLOCK_M"])), reference,
+                tolerance=2e-2, flops=4.0 * m * n * k, min_bytes=size * (m * k + 2 * k * n + m * n))
+
+
+def holdout6_cases() -> list[Case]:
+    return [
+        qk_norm_case("holdout6_qk_norm_bf16_t8192_h32_d128", 8192, 32, 128, "bf16"),
+        qk_norm_case("holdout6_qk_norm_fp16_t4096_h16_d256", 4096, 16, 256, "fp16"),
+        adamw_case("holdout6_adamw_fp32_16M", 16 * 1024 * 1024, "fp32"),
+        adamw_case("holdout6_adamw_bf16grad_30M", 30_000_017, "bf16"),
+        moe_combine_case("holdout6_moe_combine_bf16_t8192_k8_d2048", 8192, 8, 2048, "bf16"),
+        moe_combine_case("holdout6_moe_combine_fp16_t3000_k4_d5120", 3000, 4, 5120, "fp16"),
+        rmsnorm_bwd_case("holdout6_rmsnorm_bwd_bf16_4096x4096", 4096, 4096, "bf16"),
+        rmsnorm_bwd_case("holdout6_rmsnorm_bwd_fp16_16384x2560", 16384, 2560, "fp16"),
+        gated_mlp_case("holdout6_gated_mlp_fp16_1000x5504x2048", 1000, 5504, 2048, "fp16"),
+        gated_mlp_case("holdout6_gated_mlp_bf16_64x11008x4096", 64, 11008, 4096, "bf16"),
+    ]
+
+
 def heldout_cases() -> list[Case]:
-    return holdout_cases() + holdout2_cases() + holdout3_cases() + holdout4_cases() + holdout5_cases()
+    return (holdout_cases() + holdout2_cases() + holdout3_cases() + holdout4_cases() + holdout5_cases()
+            + holdout6_cases())

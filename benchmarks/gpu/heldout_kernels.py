@@ -439,3 +439,95 @@ def causal_conv1d_kernel(x_ptr, w_ptr, bias_ptr, out_ptr, seq, channels, WIDTH: 
     y = acc / (1.0 + tl.exp(-acc))
     mask = (t[:, None] < seq) & c_mask[None, :]
     tl.store(out_ptr + base + t[:, None] * channels + c[None, :], y.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+# --- sixth held-out set (split "holdout6"): kernels written for a fresh measurement with the model frozen, steps of
+# --- training and serving the other sets lack (Qwen3's per-head q/k norm, an AdamW step, a MoE top-k combine,
+# --- RMSNorm's backward, a SwiGLU MLP's two projections in one kernel)
+
+@jit
+def qk_norm_kernel(x_ptr, w_ptr, out_ptr, n_rows, eps, HEAD_DIM: tl.constexpr, BLOCK_R: tl.constexpr):
+    """Qwen3's RMSNorm of every head of the queries or keys: each HEAD_DIM-wide row of x [rows, HEAD_DIM] is
+    scaled by its reciprocal root mean square and the weight; one program per BLOCK_R rows."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    d = tl.arange(0, HEAD_DIM)
+    mask = rows[:, None] < n_rows
+    offs = rows[:, None].to(tl.int64) * HEAD_DIM + d[None, :]
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / HEAD_DIM + eps)
+    w = tl.load(w_ptr + d).to(tl.float32)
+    tl.store(out_ptr + offs, (x * rstd[:, None] * w[None, :]).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def adamw_kernel(p_ptr, g_ptr, m_ptr, v_ptr, p_out_ptr, m_out_ptr, v_out_ptr, n, lr, beta1, beta2, eps, decay,
+                 bias1, bias2, BLOCK: tl.constexpr):
+    """One AdamW step over flat fp32 parameters and moments with gradients of any float type; the new values go to
+    separate outputs (bias1, bias2: 1 - beta ** step)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    g = tl.load(g_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    m = beta1 * tl.load(m_ptr + offs, mask=mask, other=0.0) + (1.0 - beta1) * g
+    v = beta2 * tl.load(v_ptr + offs, mask=mask, other=0.0) + (1.0 - beta2) * g * g
+    p = tl.load(p_ptr + offs, mask=mask, other=0.0)
+    p = p * (1.0 - lr * decay) - lr * (m / bias1) / (tl.sqrt(v / bias2) + eps)
+    tl.store(p_out_ptr + offs, p, mask=mask)
+    tl.store(m_out_ptr + offs, m, mask=mask)
+    tl.store(v_out_ptr + offs, v, mask=mask)
+
+
+@jit
+def moe_combine_kernel(y_ptr, w_ptr, out_ptr, n_tokens, dim, TOP_K: tl.constexpr, BLOCK_T: tl.constexpr,
+                       BLOCK_D: tl.constexpr):
+    """A MoE layer's combine: out[t] = sum_k w[t, k] * y[t, k, :] over the TOP_K experts' outputs y [T, TOP_K, dim];
+    one program per (BLOCK_T tokens, BLOCK_D columns)."""
+    t = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    d = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
+    valid = t < n_tokens
+    mask = valid[:, None] & (d[None, :] < dim)
+    acc = tl.zeros((BLOCK_T, BLOCK_D), dtype=tl.float32)
+    for k in range(TOP_K):
+        w = tl.load(w_ptr + t * TOP_K + k, mask=valid, other=0.0)
+        y = tl.load(y_ptr + (t[:, None].to(tl.int64) * TOP_K + k) * dim + d[None, :], mask=mask, other=0.0)
+        acc += w[:, None] * y.to(tl.float32)
+    tl.store(out_ptr + t[:, None].to(tl.int64) * dim + d[None, :], acc.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def rmsnorm_bwd_kernel(dy_ptr, x_ptr, w_ptr, dx_ptr, n_rows, n_cols, eps, BLOCK_R: tl.constexpr,
+                       BLOCK_N: tl.constexpr):
+    """RMSNorm's input gradient for y = x * rstd * w: dx = rstd * (w dy - x rstd^2 mean(w dy x)), rstd recomputed
+    from x; one program per BLOCK_R rows, each row one BLOCK_N-wide tile."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    offs = rows[:, None].to(tl.int64) * n_cols + cols[None, :]
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    dy = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    w = tl.load(w_ptr + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / n_cols + eps)
+    wdy = dy * w[None, :]
+    c = tl.sum(wdy * x, axis=1) / n_cols
+    dx = (wdy - x * (c * rstd * rstd)[:, None]) * rstd[:, None]
+    tl.store(dx_ptr + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def gated_mlp_kernel(x_ptr, wg_ptr, wu_ptr, h_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                     BLOCK_K: tl.constexpr):
+    """h = silu(x @ Wg) * (x @ Wu), a SwiGLU MLP's gate and up projections in one kernel with two accumulators;
+    x [M, K], Wg and Wu [K, N] row-major, K a multiple of BLOCK_K; programs along N first, so neighbours share
+    x's rows."""
+    offs_n = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_m = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_k = tl.arange(0, BLOCK_K)
+    gate = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    up = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(x_ptr + offs_m[:, None] * K + (k + offs_k)[None, :], mask=offs_m[:, None] < M, other=0.0)
+        w_offs = (k + offs_k)[:, None] * N + offs_n[None, :]
+        gate = tl.dot(a, tl.load(wg_ptr + w_offs, mask=offs_n[None, :] < N, other=0.0), gate)
+        up = tl.dot(a, tl.load(wu_ptr + w_offs, mask=offs_n[None, :] < N, other=0.0), up)
+    h = gate / (1.0 + tl.exp(-gate)) * up
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(h_ptr + offs_m[:, None] * N + offs_n[None, :], h.to(h_ptr.dtype.element_ty), mask=mask)
