@@ -131,12 +131,20 @@ class CompiledKernel:
     def _static_probes(self) -> list[dict]:
         """Every op of the kernel in the shape of the profiler's probe records (no execution counts)."""
         from dsl.ir import parse_function
+        from jit.codegen.instrument import dot_operand_load
 
         def values(vs):
             return [(list(v.type.shape), v.type.dtype.ir) for v in vs]
 
-        return [{"op": op.name, "operands": values(op.operands), "results": values(op.results), "attrs": op.attrs}
-                for op in parse_function(self.asm["ir"]).walk()]
+        ops = list(parse_function(self.asm["ir"]).walk())
+        index = {id(op): i for i, op in enumerate(ops)}
+        probes = [{"op": op.name, "operands": values(op.operands), "results": values(op.results), "attrs": op.attrs}
+                  for op in ops]
+        for op, probe in zip(ops, probes):
+            if op.name == OP.TILE_DOT:  # which load each operand comes from, as the profiler's probes record
+                sources = [dot_operand_load(v) for v in op.operands[:2]]
+                probe["sources"] = [None if s is None else [index[id(s[0])], s[1]] for s in sources]
+        return probes
 
     @functools.cached_property
     def prints(self) -> bool:

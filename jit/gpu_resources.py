@@ -17,17 +17,12 @@ _COMBINES = with_trait(Trait.COMBINES)  # reductions and scans
 
 def shared_bytes(probes, live, spec, num_warps, num_stages, padding) -> int:
     """Shared memory one program allocates: pipelined dot operands plus the largest scratch."""
-    dots, scratch = 0, 0
+    scratch = 0
+    staged = max((_buffers(spec, rows, num_warps, num_stages) * nbytes
+                  for rows, nbytes in _staged_dot_groups(probes, live)), default=0)
     for p in live:
         info = probes[p]
-        if info["op"] == OP.TILE_DOT:
-            (a_shape, a_type), (b_shape, _), _ = info["operands"]
-            *batch, m, k = a_shape
-            itemsize = max(1, parse_ir_type(a_type).itemsize)
-            _, _, nbytes = shared_model.dot(m, b_shape[-1], k, itemsize, num_warps, spec.warp_size,
-                                            math.prod(batch) if batch else 1)
-            dots = max(dots, max(1, num_stages) * nbytes)
-        elif info["op"] == OP.TILE_PERMUTE and shared_model.moves_fastest_dim(tuple(info["attrs"]["order"])):
+        if info["op"] == OP.TILE_PERMUTE and shared_model.moves_fastest_dim(tuple(info["attrs"]["order"])):
             src = info["operands"][0]
             itemsize = max(1, parse_ir_type(src[1]).itemsize)
             rows = math.prod(src[0][:-1]) if len(src[0]) > 1 else 1
@@ -37,7 +32,39 @@ def shared_bytes(probes, live, spec, num_warps, num_stages, padding) -> int:
             itemsize = max(1, parse_ir_type(info["operands"][0][1]).itemsize)
             scratch = max(scratch, shared_model.cross_warp(shape, int(info["attrs"]["axis"]), itemsize, num_warps,
                                                            spec.warp_size)[2])
-    return dots + scratch
+    return staged + scratch
+
+
+def _buffers(spec, rows: int, num_warps: int, num_stages: int) -> int:
+    """Operand buffers Triton's pipeliner allocates: one per stage for warpgroup MMAs, one fewer for warp-level
+    MMAs (every H200 compile fact of the sweeps: simulator/data/h200_compile_facts.jsonl)."""
+    return max(1, num_stages if spec.async_mma(rows, num_warps) else num_stages - 1)
+
+
+def _staged_dot_groups(probes, live) -> list[tuple[int, int]]:
+    """(tile rows, bytes of one pipeline stage) per group of dots that read a common loaded tile: a gated MLP's two
+    projections of x stage x once and both weight tiles beside it, so a group holds each distinct operand once.
+    Dots that share no loaded operand (attention's two products) are separate groups, of which the larger sets
+    the allocation, as Triton's did on the attention sweep."""
+    groups: list[tuple[set, dict, int]] = []  # (source loads, operand key -> bytes, tile rows)
+    for p in live:
+        info = probes[p]
+        if info["op"] != OP.TILE_DOT:
+            continue
+        (a_shape, a_type), (b_shape, _), _ = info["operands"]
+        itemsize = max(1, parse_ir_type(a_type).itemsize)  # B is staged in A's type
+        sources = list(info.get("sources") or (None, None))[:2]
+        keys = [("load", source[0]) if source else ("reg", p, position) for position, source in enumerate(sources)]
+        operands = dict(zip(keys, (math.prod(a_shape) * itemsize, math.prod(b_shape) * itemsize)))
+        loads = {key for key in keys if key[0] == "load"}
+        rows = a_shape[-2]
+        for group in [group for group in groups if group[0] & loads]:
+            groups.remove(group)
+            loads |= group[0]
+            operands.update(group[1])
+            rows = min(rows, group[2])
+        groups.append((loads, operands, rows))
+    return [(rows, sum(operands.values())) for _, operands, rows in groups]
 
 
 _LOOPS = (OP.SCF_FOR, OP.SCF_WHILE)

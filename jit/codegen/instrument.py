@@ -90,8 +90,8 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
 _PASS_THROUGH = frozenset({OP.ARITH_CAST, OP.ARITH_BITCAST, OP.TILE_PERMUTE})
 
 
-def _operand_source(lw, value: Value) -> list | None:
-    """[probe of the tile.load the dot operand comes from, transposed on the way], or None when it is computed."""
+def dot_operand_load(value: Value) -> tuple[Operation, bool] | None:
+    """(the tile.load a dot operand comes from, whether it is transposed on the way), or None when it is computed."""
     transposed = False
     op = value.op
     while op is not None and op.name in _PASS_THROUGH:
@@ -99,10 +99,14 @@ def _operand_source(lw, value: Value) -> list | None:
             order = tuple(op.attrs["order"])
             transposed ^= order[-2:] == (len(order) - 1, len(order) - 2)
         op = op.operands[0].op
-    if op is None or op.name != OP.TILE_LOAD:
-        return None
-    probe = lw.probe_ids.get((op, None))
-    return None if probe is None else [probe, transposed]
+    return (op, transposed) if op is not None and op.name == OP.TILE_LOAD else None
+
+
+def _operand_source(lw, value: Value) -> list | None:
+    """[probe of the tile.load the dot operand comes from, transposed on the way], or None when it is computed."""
+    source = dot_operand_load(value)
+    probe = None if source is None else lw.probe_ids.get((source[0], None))
+    return None if probe is None else [probe, source[1]]
 
 
 def _record(lw) -> ir.Value:

@@ -92,20 +92,21 @@ def test_the_readme_figures_hold_on_the_validation_split():
     must update the README (and say why)."""
     total = _figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
-    assert total["rho"] >= 0.829 and total["regret"] <= 0.026 and total["regret_p90"] <= 0.243
-    assert total["mape"] <= 0.2
+    assert total["rho"] >= 0.838 and total["regret"] <= 0.049 and total["regret_p90"] <= 0.243
+    assert total["mape"] <= 0.197
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
     ("holdout", 10, 0.818, 0.0, 0.183, 0.206),
     ("holdout2", 11, 0.726, 0.077, 0.165, 0.19),
-    ("holdout3", 10, 0.754, 0.0, 0.311, 0.306),
-    ("holdout4", 10, 0.681, 0.047, 0.165, 0.182),
+    ("holdout3", 10, 0.753, 0.0, 0.311, 0.306),
+    ("holdout4", 10, 0.681, 0.047, 0.165, 0.195),
     ("holdout5", 10, 0.662, 0.17, 0.423, 0.215),
+    ("holdout6", 10, 0.59, 0.149, 0.52, 0.158),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
     assert total["groups"] == groups
     assert total["rho"] >= rho and total["regret"] <= regret and total["regret_p90"] <= regret_p90
-    assert total["mape"] <= mape and total["rejected_ok"] == 0
+    assert total["mape"] <= mape and total["rejected_ok"] == 0 and total["missed_overflows"] == 0
