@@ -110,3 +110,40 @@ def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, reg
     assert total["groups"] == groups
     assert total["rho"] >= rho and total["regret"] <= regret and total["regret_p90"] <= regret_p90
     assert total["mape"] <= mape and total["rejected_ok"] == 0 and total["missed_overflows"] == 0
+
+
+def _sass_loops():
+    sys.path.insert(0, str(SWEEPS))
+    import sass_loops
+
+    return sass_loops
+
+
+def test_sass_loop_reader_counts_loads_and_the_waits_for_them():
+    listing = """
+        /*0100*/                   MOV R2, R3 ;                                /* 0x0000000300027202 */
+        /*0110*/               @P0 LDG.E.128 R4, desc[UR4][R2.64] ;            /* 0x0000000402040981 */
+        /*0120*/                   LDG.E.128 R8, desc[UR4][R2.64+0x10] ;       /* 0x0000100402087981 */
+        /*0130*/                   FADD R12, R4, R12 ;                         /* 0x0000000c040c7221 */
+        /*0140*/                   LDG.E R16, desc[UR4][R2.64+0x20] ;          /* 0x0000200402107981 */
+        /*0150*/                   FADD R12, R16, R12 ;                        /* 0x0000000c100c7221 */
+        /*0160*/              @!P1 BRA 0x100 ;                                 /* 0xfffffffc00e49947 */
+        /*0170*/                   EXIT ;                                      /* 0x000000000000794d */
+    """
+    # the first add waits for the two 16-byte loads issued together, the second for the 4-byte one
+    assert _sass_loops().loops(listing) == [{"instructions": 7, "loads": 3, "load_bytes": 36, "waits": 2}]
+
+
+def test_the_readme_figures_hold_on_the_stored_machine_code():
+    """README: a loop the compiler does not software-pipeline waits for its loads several times per iteration."""
+    waits = {"up to 16": [], "17-128": [], "over 128": []}  # by the bytes a thread loads per iteration
+    with open(validate.DATA / "h200_sass_loops.jsonl") as f:
+        for line in f:
+            loops = [loop for loop in json.loads(line).get("loops", []) if loop["loads"]]
+            if loops:
+                main = max(loops, key=lambda loop: loop["load_bytes"])
+                size = main["load_bytes"]
+                waits["up to 16" if size <= 16 else "17-128" if size <= 128 else "over 128"].append(main["waits"])
+    assert sum(map(len, waits.values())) == 521
+    assert np.median(waits["up to 16"]) == 1
+    assert np.median(waits["17-128"]) == 2 and np.median(waits["over 128"]) == 4 and max(waits["over 128"]) >= 100
