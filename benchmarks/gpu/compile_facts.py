@@ -11,11 +11,13 @@ tensor-core path choice are checked against these facts (simulator/data/h200_com
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import multiprocessing
 import os
 import re
 import sys
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
 os.environ.setdefault("WAVETILE_SWEEP_BACKEND", "triton")
@@ -27,7 +29,9 @@ import sweep_cases as sk  # noqa: E402
 _MMA = re.compile(r"nvidia_mma<\{versionMajor = (\d)")
 
 
-def facts_of_case(name: str, seed: int) -> list[dict]:
+def compile_case(name: str, seed: int, read: Callable[[object], dict]) -> list[dict]:
+    """One row per config of case `name`: the config compiled and launched once on the case's inputs, then the
+    fields `read` takes from the compiled kernel, or the failure's status and message."""
     import torch
     from sweep import classify, to_device
 
@@ -41,12 +45,7 @@ def facts_of_case(name: str, seed: int) -> list[dict]:
         try:
             compiled = case.kernel[case.grid(cfg)](*args, **kwargs)
             torch.cuda.synchronize()
-            ttgir = compiled.asm.get("ttgir", "")
-            versions = sorted({int(v) for v in _MMA.findall(ttgir)})
-            row.update(n_regs=int(compiled.n_regs), n_spills=int(compiled.n_spills),
-                       shared=int(compiled.metadata.shared), mma=max(versions, default=0),
-                       wgmma_ops=ttgir.count("warp_group_dot"), local_alloc=ttgir.count("local_alloc"),
-                       convert_layout=ttgir.count("convert_layout"))
+            row.update(read(compiled))
         except Exception as exc:  # noqa: BLE001 - a config that does not compile is a fact too
             row.update(status=classify(exc), error=f"{type(exc).__name__}: {str(exc)[:160]}")
         rows.append(row)
@@ -55,24 +54,42 @@ def facts_of_case(name: str, seed: int) -> list[dict]:
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def facts(compiled) -> dict:
+    ttgir = compiled.asm.get("ttgir", "")
+    versions = sorted({int(v) for v in _MMA.findall(ttgir)})
+    return dict(n_regs=int(compiled.n_regs), n_spills=int(compiled.n_spills), shared=int(compiled.metadata.shared),
+                mma=max(versions, default=0), wgmma_ops=ttgir.count("warp_group_dot"),
+                local_alloc=ttgir.count("local_alloc"), convert_layout=ttgir.count("convert_layout"))
+
+
+def selection_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that choose cases, and how many processes compile them."""
     parser.add_argument("out")
     parser.add_argument("--family", action="append")
     parser.add_argument("--case", action="append")
     parser.add_argument("--split", action="append", help="only these splits")
     parser.add_argument("--jobs", type=int, default=8, help="processes compiling at once (one case each)")
     parser.add_argument("--seed", type=int, default=20261201)
-    opts = parser.parse_args(argv)
+
+
+def write_cases(opts: argparse.Namespace, read: Callable[[object], dict]) -> None:
+    """compile_case with `read` over the chosen cases, in processes of their own, as JSON lines in opts.out."""
     names = [c.name for c in sk.cases() if (not opts.family or c.family in opts.family)
              and (not opts.case or c.name in opts.case) and (not opts.split or c.split in opts.split)]
     spawn = multiprocessing.get_context("spawn")
+    worker = functools.partial(compile_case, read=read)
     with open(opts.out, "w") as f, ProcessPoolExecutor(opts.jobs, mp_context=spawn) as pool:
-        for rows in pool.map(facts_of_case, names, [opts.seed] * len(names)):
+        for rows in pool.map(worker, names, [opts.seed] * len(names)):
             for row in rows:
                 f.write(json.dumps(row) + "\n")
             f.flush()
             print(rows[0]["case"] if rows else "", len(rows), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    selection_arguments(parser)
+    write_cases(parser.parse_args(argv), facts)
     return 0
 
 

@@ -1,7 +1,7 @@
 """How the GPU's compiler issues the loads of each loop: Triton's machine code (SASS) for sweep configs.
 
 Run on the GPU machine (CUDA's cuobjdump, torch and triton there):
-    WAVETILE_SWEEP_BACKEND=triton python benchmarks/gpu/sass_loops.py OUT.jsonl [--family F] [--case C] [--jobs N]
+    WAVETILE_SWEEP_BACKEND=triton python benchmarks/gpu/sass_loops.py OUT.jsonl [--family F] [--case C] [--split S]
 Each config is compiled and launched once, its cubin disassembled, and every loop of the machine code (a
 backward branch and its target) is read for its global loads and the points where the code waits for one: one
 JSON line per config with, per loop, the loads, their bytes per thread and the waits. A loop the compiler does
@@ -16,20 +16,16 @@ exactly, what the warp waits for).
 from __future__ import annotations
 
 import argparse
-import json
-import multiprocessing
 import os
 import re
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 
 os.environ.setdefault("WAVETILE_SWEEP_BACKEND", "triton")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numpy as np  # noqa: E402
-import sweep_cases as sk  # noqa: E402
+import compile_facts  # noqa: E402
 
 _INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 _REGISTER = re.compile(r"\bR(\d+)\b")
@@ -81,51 +77,19 @@ def loops(sass: str) -> list[dict]:
     return found
 
 
-def loops_of_case(name: str, seed: int) -> list[dict]:
-    import torch
-    from sweep import to_device
-
-    case = next(c for c in sk.cases() if c.name == name)
-    arrays = case.inputs(np.random.default_rng(seed))
-    dev = {key: to_device(a) for key, a in arrays.items()}
-    rows = []
-    for cfg in case.configs:
-        args, kwargs = sk.launch_args(case, dev, cfg)
-        row = {"case": case.name, "config": json.dumps(cfg, sort_keys=True)}
-        try:
-            compiled = case.kernel[case.grid(cfg)](*args, **kwargs)
-            torch.cuda.synchronize()
-            with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
-                cubin.write(compiled.asm["cubin"])
-                cubin.flush()
-                sass = subprocess.run(["cuobjdump", "-sass", cubin.name], capture_output=True, text=True,
-                                      check=True).stdout
-            row["loops"] = loops(sass)
-        except Exception as exc:  # noqa: BLE001 - a config that does not compile has no machine code
-            row["error"] = f"{type(exc).__name__}: {str(exc)[:160]}"
-        rows.append(row)
-    del dev
-    torch.cuda.empty_cache()
-    return rows
+def machine_code_loops(compiled) -> dict:
+    """The loops of a compiled kernel's cubin, disassembled by cuobjdump."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
+        cubin.write(compiled.asm["cubin"])
+        cubin.flush()
+        sass = subprocess.run(["cuobjdump", "-sass", cubin.name], capture_output=True, text=True, check=True).stdout
+    return {"loops": loops(sass)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out")
-    parser.add_argument("--family", action="append")
-    parser.add_argument("--case", action="append")
-    parser.add_argument("--jobs", type=int, default=8, help="processes compiling at once (one case each)")
-    parser.add_argument("--seed", type=int, default=20261201)
-    opts = parser.parse_args(argv)
-    names = [c.name for c in sk.cases() if (not opts.family or c.family in opts.family)
-             and (not opts.case or c.name in opts.case)]
-    spawn = multiprocessing.get_context("spawn")
-    with open(opts.out, "w") as f, ProcessPoolExecutor(opts.jobs, mp_context=spawn) as pool:
-        for rows in pool.map(loops_of_case, names, [opts.seed] * len(names)):
-            for row in rows:
-                f.write(json.dumps(row) + "\n")
-            f.flush()
-            print(rows[0]["case"] if rows else "", len(rows), flush=True)
+    compile_facts.selection_arguments(parser)
+    compile_facts.write_cases(parser.parse_args(argv), machine_code_loops)
     return 0
 
 
