@@ -691,14 +691,25 @@ def debug_barrier() -> None:
 
 
 def multiple_of(input, values):
-    return input
+    return _hint(input, "multiple_of", values)
 
 
 def max_contiguous(input, values):
-    return input
+    return _hint(input, "max_contiguous", values)
 
 
 def max_constancy(input, values):
+    return _hint(input, "max_constancy", values)
+
+
+def _hint(input, name: str, values):
+    """Triton's alignment hints change no value: they are kept on the op that made it, for the pass that picks
+    the vector width of loads and stores (jit.passes.assign_vector_widths reads the last dim's)."""
+    handle = getattr(input, "handle", None)
+    if handle is not None and handle.op is not None:
+        values = unwrap(values)
+        last = values[-1] if isinstance(values, (list, tuple)) else values
+        handle.op.attrs[name] = int(unwrap(last))
     return input
 
 

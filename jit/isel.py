@@ -1,23 +1,36 @@
 """Ops a GPU's instruction selection merges into another instruction, so the profiler counts none of their own.
 
-Two merges NVIDIA's compiler makes as a rule, on which integer-heavy kernels (Philox random numbers, hashes) live:
+Merges NVIDIA's compiler makes as a rule, on which integer-heavy kernels (Philox random numbers, hashes) and
+elementwise kernels live:
 - a bitwise and / or / xor whose only use is another bitwise op: the pair is one three-input LOP3;
-- an integer multiply of the same two operands as an umulhi: the low and high halves of one IMAD.WIDE.
+- a boolean and / or / xor of a comparison it alone uses: the compare's ISETP / FSETP combines the two;
+- an integer multiply of the same two operands as an umulhi: the low and high halves of one IMAD.WIDE;
+- an add or subtract of a multiply whose only use it is: one FFMA / HFMA2 (Triton builds with fp fusion on, and
+  ptxas contracts by default) or, on integers and pointer offsets, one IMAD. The add is merged, so the multiply's
+  instruction stands for the pair.
+
+`lowering` says what other ops become (H200 SASS of the sweep kernels): widening a bf16 is a shift, widening an
+fp16 an HADD2.F32 on the FMA pipe, narrowing fp32 to 16 bits packs two values per F2FP, integers extend with a
+shift or select and narrow for free, a bitcast reinterprets a register, and an fp32 exp is five instructions.
 """
 
 from __future__ import annotations
 
+from dsl.dtypes import dtype
 from dsl.ir.core import Block, Operation, Value
 from dsl.ir.ops import OP
 
 _LOGIC = frozenset({OP.ARITH_AND, OP.ARITH_OR, OP.ARITH_XOR})
+_ADDS = frozenset({OP.ARITH_ADD, OP.ARITH_SUB, OP.TILE_ADDPTR})
 
 
 def merged_ops(body: Block, users: dict[Value, list[Operation]]) -> set[Operation]:
     """The ops of `body` (recursively) whose work is done by an instruction counted for another op."""
     merged: set[Operation] = set()
     for op in body.walk():  # program order: whether an op absorbed one of its operands is known before its user
-        if _is_logic(op):
+        if _is_logic(op) and op.result.type.dtype.is_bool() and any(_sets_predicate(v, op, users) for v in op.operands):
+            merged.add(op)  # an ISETP / FSETP combines its result with another predicate: compare and logic op in one
+        elif _is_logic(op):
             # a LOP3 takes three inputs: the op absorbs one two-input logic op, the first of its operands that is one
             for value in op.operands:
                 inner = value.op
@@ -29,8 +42,60 @@ def merged_ops(body: Block, users: dict[Value, list[Operation]]) -> set[Operatio
             pair = set(op.operands)
             merged.update(user for user in users.get(op.operands[0], []) if user.name == OP.ARITH_MUL
                           and user.parent is op.parent and set(user.operands) == pair)
+        elif op.name in _ADDS and any(_fuses_into(value, op, users, merged) for value in op.operands):
+            merged.add(op)
     return merged
+
+
+def _sets_predicate(value: Value, logic: Operation, users: dict[Value, list[Operation]]) -> bool:
+    """Whether `value` is a comparison that `logic` alone uses."""
+    compare = value.op
+    return (compare is not None and compare.name == OP.ARITH_CMP and compare.parent is logic.parent
+            and users.get(value, []) == [logic])
+
+
+def _fuses_into(value: Value, add: Operation, users: dict[Value, list[Operation]], merged: set[Operation]) -> bool:
+    """Whether `value` is a multiply that `add` alone uses, so the two issue as one multiply-add."""
+    mul = value.op
+    return (mul is not None and mul.name == OP.ARITH_MUL and mul not in merged and mul.parent is add.parent
+            and users.get(value, []) == [add])
 
 
 def _is_logic(op: Operation | None) -> bool:
     return op is not None and op.name in _LOGIC and op.result.type.dtype.is_int()
+
+
+def lowering(op: str, source: dtype, target: dtype) -> dict[str, float] | None:
+    """Warp instructions per element, by class, that a GPU lowers an elementwise op on `source` (its first operand's
+    type) to `target` into; {} when it needs none, None for one instruction of the op table's class."""
+    if op == OP.ARITH_BITCAST:
+        return {}
+    if op == OP.ARITH_CAST:
+        return _cast(source, target)
+    if target.name == "fp32":
+        return _FP32_SPECIAL.get(op)
+    return None
+
+
+# fp32 special functions as Triton 3.6 builds them for the H200 (simulator/data/h200_sass_loops.jsonl's kernels,
+# SASS): exp is x * log2(e), then ex2.approx with its range fix-up (a compare and two predicated multiplies
+# around MUFU.EX2); exp2 the same without the first multiply
+_FP32_SPECIAL = {
+    OP.MATH_EXP: {"special": 1, "fp_mul": 3, "compare_select": 1},
+    OP.MATH_EXP2: {"special": 1, "fp_mul": 2, "compare_select": 1},
+}
+
+
+def _cast(source: dtype, target: dtype) -> dict[str, float]:
+    if source == target:
+        return {}
+    if source.is_int() and target.is_int():  # booleans too
+        # narrowing (or a change of signedness) reads the low register; widening is a shift or a select
+        return {} if target.itemsize <= source.itemsize else {"integer": 1}
+    if source.is_bf16() and target.name == "fp32":
+        return {"integer": 1}  # the bits shifted into the high half
+    if source.is_fp16() and target.name == "fp32":
+        return {"fp_add": 1}  # HADD2.F32, on the FMA pipe
+    if source.name == "fp32" and (target.is_fp16() or target.is_bf16()):
+        return {"conversion": 0.5}  # F2FP packs two values
+    return {"conversion": 1}

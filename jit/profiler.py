@@ -29,7 +29,7 @@ import numpy as np
 import simulator
 from dsl.dtypes import parse_ir_type
 from dsl.ir.ops import OP, OPS, Trait, with_trait
-from jit import gpu_resources, launch, native, pipelining, sampling, shared_model
+from jit import gpu_resources, isel, launch, native, pipelining, sampling, shared_model
 from jit.layout import default_layout, warp_rows
 from jit.tracebuf import TraceBuffers
 from simulator import Counters, LaunchCounters, LaunchRecord, MachineSpec
@@ -430,7 +430,8 @@ def _layout(info: dict, parts: list[np.ndarray], spec: MachineSpec, num_warps: i
             device: DeviceAddresses) -> AccessLayout:
     """Triton's coalescing pass orders each access's layout by its pointer's contiguity: a tile whose addresses
     run along another dim is laid out with that dim fastest (through a layout change in shared memory when the
-    value was made in the default layout); the vector width is read off the first records."""
+    value was made in the default layout); the vector width is read off the first records, and along the last dim
+    is at most what the compiler knows of the pointer's alignment and the mask."""
     shape = tuple(info["operands"][0][0])
     itemsize = parse_ir_type(info["operands"][0][1]).element_ty.itemsize
     numel = math.prod(shape)
@@ -441,6 +442,8 @@ def _layout(info: dict, parts: list[np.ndarray], spec: MachineSpec, num_warps: i
     index = np.arange(numel).reshape(shape).transpose(axes).ravel()
     threads = num_warps * spec.warp_size
     vector = 1 if OPS[info["op"]].cls == "atomic" else _vector_width(head[:, index], view, itemsize, threads)
+    if shape and axes[-1] == len(shape) - 1:  # no wider than the compiler can prove (jit.passes.assign_vector_widths)
+        vector = min(vector, info["attrs"].get("vector", vector))
     return AccessLayout(shape, itemsize, axes, index, vector,
                         warp_rows(default_layout(view, num_warps, spec.warp_size, vector)))
 
@@ -596,11 +599,12 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
     dot_shapes: result shapes of the kernel's dots (values of that shape live in the MMA layout);
     operands: for a dot, where its operands come from (_dot_operands)."""
     name = info["op"]
-    if info.get("merged"):  # its instruction is another op's (jit.isel)
-        return None
     out = info["results"][0] if info["results"] else (info["operands"][0] if info["operands"] else [[], "i32"])
     numel = _numel(out)
     dtype = parse_ir_type(out[1])
+    if info.get("merged"):  # its instruction is another op's (jit.isel); a fused add still does its FLOPs
+        fused = OPS[name].cls in FLOAT_CLASSES and dtype.is_floating()
+        return Counters(simt_flops=execs * numel) if fused else None
     per = _warp_instructions(numel, num_warps, spec)
     if name == OP.TILE_DOT:
         return _dot(info, execs, spec, num_warps, operands)
@@ -630,7 +634,12 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
     flops = 0
     if cls in FLOAT_CLASSES and dtype.is_floating():
         flops = execs * numel * (2 if cls == "fp_fma" else 1)
-    return Counters(instructions={cls: execs * per}, simt_flops=flops)
+    source = parse_ir_type(info["operands"][0][1]) if name == OP.ARITH_CAST else dtype
+    lowered = isel.lowering(name, source, dtype)
+    if lowered is None:
+        return Counters(instructions={cls: execs * per}, simt_flops=flops)
+    return Counters(instructions={c: execs * _warp_instructions(math.ceil(numel * k), num_warps, spec)
+                                  for c, k in lowered.items()}, simt_flops=flops)
 
 
 def _class(cls: str, dtype) -> str:

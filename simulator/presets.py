@@ -92,8 +92,8 @@ H200 = {
     "mma_transpose_cycles": (1.0, "L", f"{_FITTED}: matmul_fp32 with B row-major runs at about one B element "
                              "per clock per SM whatever BLOCK_M (B stored [N, K]: 3-3.5x faster)"),
     "warp_issue_ipc": (0.7, "L", f"dependent-instruction issue of one warp; {_FITTED}"),
-    "spill_traffic": (4.0, "L", f"local-memory round trips per spilled register and loop iteration; {_FITTED}"),
-    "exchange_cycles": (400.0, "L", f"a cross-warp exchange on a program's critical path; {_FITTED}"),
+    "spill_traffic": (8.0, "L", f"local-memory round trips per spilled register and loop iteration; {_FITTED}"),
+    "exchange_cycles": (500.0, "L", f"a cross-warp exchange on a program's critical path; {_FITTED}"),
     "unroll_instructions": (75.0, "H", "LLVM's NVPTX target unrolls loops partially and at run time up to a quarter "
                             "of the default unroll threshold of 300 (NVPTXTargetTransformInfo.cpp)"),
     "unroll_max": (8.0, "assumed", "copies of an unrolled loop body; LLVM's cap on upper-bound unrolling"),

@@ -1,6 +1,6 @@
 """The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
 the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", "holdout3", "holdout4",
-"holdout5", "holdout6").
+"holdout5", "holdout6", "holdout7").
 
 They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
 """
@@ -20,6 +20,7 @@ from heldout_kernels import (
     colsum_atomic_kernel,
     cross_entropy_kernel,
     cumsum_kernel,
+    delta_rule_decode_kernel,
     dropout_kernel,
     embedding_kernel,
     gated_mlp_kernel,
@@ -28,6 +29,7 @@ from heldout_kernels import (
     gemv_kernel,
     groupnorm_kernel,
     kv_scatter_kernel,
+    l2norm_kernel,
     layernorm_looped_kernel,
     linear_act_kernel,
     logsumexp_kernel,
@@ -38,9 +40,12 @@ from heldout_kernels import (
     rmsnorm_bwd_kernel,
     rope_inline_kernel,
     rope_kernel,
+    router_top2_kernel,
+    softcap_kernel,
     softmax_bwd_kernel,
     softmax_persistent_kernel,
     splitk_matmul_kernel,
+    w8a16_matmul_kernel,
 )
 from sweep_cases import (
     ELEMENTWISE_CONFIGS,
@@ -808,6 +813,132 @@ def holdout6_cases() -> list[Case]:
     ]
 
 
+# --- seventh held-out set (split "holdout7"): measured after the model took Triton's instruction selection and
+# --- vector widths, scored once with that model frozen
+
+W8A16_CONFIGS = _grid_configs({"BLOCK_M": [16, 32, 64, 128], "BLOCK_N": [32, 64, 128, 256], "BLOCK_K": [32, 64, 128],
+                               "num_warps": [4, 8], "num_stages": [2, 3, 4]},
+                              limit=20, seed=71, keep=lambda c: c["BLOCK_M"] * c["BLOCK_N"] <= 128 * 128)
+
+
+def w8a16_case(name, m, n, k, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (m, k), dtype), "w": rng.integers(-127, 128, (k, n), dtype=np.int8),
+                "scale": (rng.random(n, dtype=np.float32) * 0.01 + 0.001).astype(_np_dtype(dtype)),
+                "y": np.empty((m, n), _np_dtype(dtype))}
+
+    def reference(x):
+        return {"y": (_f32(x["x"]) @ x["w"].astype(np.float32)) * _f32(x["scale"])}
+
+    size = _itemsize(dtype)
+    return Case("holdout7_w8a16", name, "holdout7", w8a16_matmul_kernel, {"M": m, "N": n, "K": k}, dtype,
+                W8A16_CONFIGS, inputs, ("y",), lambda x, cfg: (x["x"], x["w"], x["scale"], x["y"], m, n, k),
+                lambda cfg: (math.ceil(n / cfg["BLOCK_N"]), math.ceil(m / cfg["BLOCK_M"])), reference,
+                tolerance=2e-2, flops=2.0 * m * n * k, min_bytes=size * (m * k + m * n) + k * n)
+
+
+def delta_rule_case(name, heads, dk, dv, dtype):
+    configs = _grid_configs({"BLOCK_V": [16, 32, 64, 128], "num_warps": [1, 2, 4, 8]},
+                            keep=lambda c: c["BLOCK_V"] <= dv and dk * c["BLOCK_V"] >= 32 * c["num_warps"])
+
+    def inputs(rng):
+        k = rng.standard_normal((heads, dk)).astype(np.float32)
+        return {"s": _rand(rng, (heads, dk, dv), "fp32", 0.1), "q": _rand(rng, (heads, dk), dtype, 0.1),
+                "k": (k / np.linalg.norm(k, axis=1, keepdims=True)).astype(_np_dtype(dtype)),
+                "v": _rand(rng, (heads, dv), dtype), "g": rng.uniform(0.8, 1.0, heads).astype(np.float32),
+                "beta": rng.uniform(0.1, 0.9, heads).astype(np.float32),
+                "s_out": np.empty((heads, dk, dv), np.float32), "o": np.empty((heads, dv), _np_dtype(dtype))}
+
+    def reference(x):
+        s = x["s"].astype(np.float64) * x["g"][:, None, None]
+        k, q, v = _f32(x["k"]), _f32(x["q"]), _f32(x["v"])
+        u = x["beta"][:, None] * (v - np.einsum("hkv,hk->hv", s, k))
+        s = s + k[:, :, None] * u[:, None, :]
+        return {"s_out": s, "o": np.einsum("hkv,hk->hv", s, q)}
+
+    return Case("holdout7_delta_rule", name, "holdout7", delta_rule_decode_kernel, {"H": heads, "DK": dk, "DV": dv},
+                dtype, [{"DK": dk, "DV": dv, **c} for c in configs], inputs, ("s_out", "o"),
+                lambda x, cfg: (x["s"], x["q"], x["k"], x["v"], x["g"], x["beta"], x["s_out"], x["o"]),
+                lambda cfg: (heads, dv // cfg["BLOCK_V"]), reference, tolerance=1e-2,
+                min_bytes=8.0 * heads * dk * dv)
+
+
+ROUTER_CONFIGS = _grid_configs({"BLOCK_T": [1, 2, 4, 8, 16, 32], "num_warps": [1, 2, 4, 8]}, limit=16, seed=72)
+
+
+def router_case(name, tokens, experts, dtype):
+    block = 1 << (experts - 1).bit_length()
+
+    def inputs(rng):
+        return {"logits": _rand(rng, (tokens, experts), dtype, 2.0), "probs": np.empty((tokens, 2), np.float32),
+                "ids": np.empty((tokens, 2), np.int32)}
+
+    def reference(x):
+        z = _f32(x["logits"]).astype(np.float64)
+        p = np.exp(z - z.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        ids = np.argsort(-p, axis=1, kind="stable")[:, :2]
+        top = np.take_along_axis(p, ids, axis=1)
+        return {"probs": top / top.sum(axis=1, keepdims=True), "ids": ids.astype(np.int32)}
+
+    return Case("holdout7_router", name, "holdout7", router_top2_kernel, {"T": tokens, "E": experts}, dtype,
+                [{"BLOCK_E": block, **c} for c in ROUTER_CONFIGS if c["BLOCK_T"] * block >= 32 * c["num_warps"]],
+                inputs, ("probs", "ids"), lambda x, cfg: (x["logits"], x["probs"], x["ids"], tokens, experts),
+                lambda cfg: (math.ceil(tokens / cfg["BLOCK_T"]),), reference, tolerance=1e-3,
+                min_bytes=_itemsize(dtype) * tokens * experts + 16.0 * tokens)
+
+
+SOFTCAP_CONFIGS = _grid_configs(BLOCK_WARPS, limit=16, seed=73, keep=_whole_warps)
+SOFTCAP = {"cap": 30.0, "inv_temperature": 1 / 0.7}
+
+
+def softcap_case(name, n, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (n,), dtype, 20.0), "out": np.empty(n, _np_dtype(dtype))}
+
+    def reference(x):
+        return {"out": SOFTCAP["cap"] * np.tanh(_f32(x["x"]).astype(np.float64) / SOFTCAP["cap"])
+                * SOFTCAP["inv_temperature"]}
+
+    return Case("holdout7_softcap", name, "holdout7", softcap_kernel, {"n": n}, dtype, SOFTCAP_CONFIGS, inputs,
+                ("out",), lambda x, cfg: (x["x"], x["out"], n, SOFTCAP["cap"], SOFTCAP["inv_temperature"]),
+                lambda cfg: (math.ceil(n / cfg["BLOCK"]),), reference, tolerance=1e-2,
+                min_bytes=2.0 * _itemsize(dtype) * n)
+
+
+L2NORM_CONFIGS = _grid_configs({"BLOCK_R": [1, 2, 4, 8, 16, 32, 64], "num_warps": [1, 2, 4, 8]}, limit=16, seed=74,
+                               keep=lambda c: c["BLOCK_R"] * 128 >= 32 * c["num_warps"])
+
+
+def l2norm_case(name, rows, d, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, d), dtype), "out": np.empty((rows, d), _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"]).astype(np.float64)
+        return {"out": v / np.sqrt((v * v).sum(axis=1, keepdims=True) + EPS)}
+
+    return Case("holdout7_l2norm", name, "holdout7", l2norm_kernel, {"rows": rows, "D": d}, dtype,
+                [{"D": d, **c} for c in L2NORM_CONFIGS], inputs, ("out",), lambda x, cfg: (x["x"], x["out"], rows, EPS),
+                lambda cfg: (math.ceil(rows / cfg["BLOCK_R"]),), reference, tolerance=1e-2,
+                min_bytes=2.0 * _itemsize(dtype) * rows * d)
+
+
+def holdout7_cases() -> list[Case]:
+    return [
+        w8a16_case("holdout7_w8a16_bf16_m16_n4096_k4096", 16, 4096, 4096, "bf16"),
+        w8a16_case("holdout7_w8a16_fp16_512x11008x2048", 512, 11008, 2048, "fp16"),
+        delta_rule_case("holdout7_delta_rule_bf16_h512_d128", 512, 128, 128, "bf16"),
+        delta_rule_case("holdout7_delta_rule_fp16_h4096_d128", 4096, 128, 128, "fp16"),
+        router_case("holdout7_router_bf16_t16384_e128", 16384, 128, "bf16"),
+        router_case("holdout7_router_fp32_t4096_e60", 4096, 60, "fp32"),
+        softcap_case("holdout7_softcap_bf16_64M", 64 * 1024 * 1024, "bf16"),
+        softcap_case("holdout7_softcap_fp32_50M", 50_000_003, "fp32"),
+        l2norm_case("holdout7_l2norm_bf16_t8192_h16_d128", 8192 * 16, 128, "bf16"),
+        l2norm_case("holdout7_l2norm_fp32_t4096_h32_d128", 4096 * 32, 128, "fp32"),
+    ]
+
+
 def heldout_cases() -> list[Case]:
     return (holdout_cases() + holdout2_cases() + holdout3_cases() + holdout4_cases() + holdout5_cases()
-            + holdout6_cases())
+            + holdout6_cases() + holdout7_cases())

@@ -57,8 +57,12 @@ def describe(op: Operation, trace: bool = False) -> dict:
         "trace": trace,
     }
     if op.name in _COMBINES:
-        info["combine"] = [o.name for o in op.regions[0].ops if not o.info.terminator]
+        info["combine"] = [o.name for o in _combine_ops(op)]
     return info
+
+
+def _combine_ops(op: Operation) -> list[Operation]:
+    return [o for o in op.regions[0].ops if not o.info.terminator]
 
 
 def _type(value: Value) -> list:
@@ -79,6 +83,8 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
         info["serial"] = pipelining["serial"]
     elif op in lw.merged:
         info["merged"] = True
+    if "combine" in info:  # a combine region's ops run per element too, merged ones in another's instruction
+        info["combine"] = [name for name, inner in zip(info["combine"], _combine_ops(op)) if inner not in lw.merged]
     loop = enclosing_loop(op)  # the loop the op runs in: memory phases and their instructions
     info["loop"] = None if loop is None else lw.loop_ids.setdefault(id(loop), len(lw.loop_ids))
     lw.probes.append(info)

@@ -1,6 +1,7 @@
 """jit.isel: the ops a GPU merges into another instruction are found, and the profiler counts them once."""
 
 import numpy as np
+import pytest
 
 import dsl as tl
 from dsl.ir import parse_function
@@ -56,3 +57,55 @@ def test_merged_ops_cost_no_instructions_and_the_outputs_stay_exact(rng):
         counts[same] = record.totals.instructions["integer_multiply"]
     # the same kernel but for the merged multiply: one warp instruction per warp (4 warps x 128 lanes) per program
     assert counts[False] - counts[True] == 8 * 4
+
+
+@jit
+def axpy_kernel(x_ptr, y_ptr, out_ptr, n, a, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = (offs < n) & (offs >= 0)  # a comparison the and alone uses: one ISETP with a predicate input
+    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+    y = tl.load(y_ptr + offs, mask=mask).to(tl.float32)
+    tl.store(out_ptr + offs, (a * x + y).to(out_ptr.dtype.element_ty), mask=mask)  # one FFMA
+
+
+def test_a_multiply_add_and_a_compare_and_merge_into_one_instruction_each():
+    x = np.ones(1024, np.float32)
+    bound = launch.bind(axpy_kernel, (x, x, np.empty_like(x), 1000, 2.0), {"BLOCK": 256}, (4,))
+    func = parse_function(bound.compiled().asm["ir"])
+    assert _merged(func) == ["arith.add", "arith.and"]
+
+
+def test_fused_ops_keep_their_flops_and_the_outputs_stay_exact(rng):
+    from ml_dtypes import bfloat16
+
+    n = 1000  # not a multiple of the block
+    x, y = (rng.standard_normal(n).astype(bfloat16) for _ in range(2))
+    out = np.empty(n, np.float32)
+    axpy_kernel[(4,)](x, y, out, n, 2.5, BLOCK=256)
+    want = np.float32(2.5) * x.astype(np.float32) + y.astype(np.float32)
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    record = model_launch(axpy_kernel, (4,), x, y, out, n, 2.5, BLOCK=256, num_warps=4, machine="h200", sample=False)
+    totals = record.totals
+    assert totals.simt_flops == 2 * 4 * 256  # the multiply-add still does two FLOPs per element
+    # 256 elements over 4 warps: 2 per lane. Per warp: 2 FFMA and 4 bf16 widenings (shifts); fp32 stays fp32
+    assert totals.instructions["fp_mul"] == 4 * 4 * 2 and "fp_add" not in totals.instructions
+    assert "conversion" not in totals.instructions
+
+
+@pytest.mark.parametrize("source, target, want", [
+    ("bf16", "fp32", {"integer": 1}), ("fp16", "fp32", {"fp_add": 1}), ("fp32", "bf16", {"conversion": 0.5}),
+    ("int64", "int32", {}), ("int32", "int64", {"integer": 1}), ("int32", "fp32", {"conversion": 1}),
+])
+def test_conversions_lower_as_the_gpu_selects_them(source, target, want):
+    from dsl.dtypes import BY_NAME
+    from dsl.ir.ops import OP
+
+    assert isel.lowering(OP.ARITH_CAST, BY_NAME[source], BY_NAME[target]) == want
+
+
+def test_an_fp32_exp_is_five_instructions():
+    from dsl.dtypes import float32
+    from dsl.ir.ops import OP
+
+    assert isel.lowering(OP.MATH_EXP, float32, float32) == {"special": 1, "fp_mul": 3, "compare_select": 1}
+    assert isel.lowering(OP.ARITH_BITCAST, float32, float32) == {}

@@ -92,18 +92,19 @@ def test_the_readme_figures_hold_on_the_validation_split():
     must update the README (and say why)."""
     total = _figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
-    assert total["rho"] >= 0.838 and total["regret"] <= 0.049 and total["regret_p90"] <= 0.243
-    assert total["mape"] <= 0.197
+    assert total["rho"] >= 0.828 and total["regret"] <= 0.053 and total["regret_p90"] <= 0.243
+    assert total["mape"] <= 0.195
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.818, 0.0, 0.183, 0.206),
-    ("holdout2", 11, 0.726, 0.077, 0.165, 0.19),
-    ("holdout3", 10, 0.753, 0.0, 0.311, 0.306),
-    ("holdout4", 10, 0.681, 0.047, 0.165, 0.195),
-    ("holdout5", 10, 0.662, 0.17, 0.423, 0.215),
-    ("holdout6", 10, 0.59, 0.149, 0.52, 0.158),
+    ("holdout", 10, 0.827, 0.0, 0.446, 0.174),
+    ("holdout2", 11, 0.711, 0.098, 0.386, 0.122),
+    ("holdout3", 10, 0.72, 0.0, 0.311, 0.207),
+    ("holdout4", 10, 0.708, 0.036, 0.129, 0.223),
+    ("holdout5", 10, 0.781, 0.117, 0.423, 0.249),
+    ("holdout6", 10, 0.571, 0.149, 0.52, 0.131),
+    ("holdout7", 10, 0.587, 0.047, 0.892, 0.169),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -144,6 +145,6 @@ def test_the_readme_figures_hold_on_the_stored_machine_code():
                 main = max(loops, key=lambda loop: loop["load_bytes"])
                 size = main["load_bytes"]
                 waits["up to 16" if size <= 16 else "17-128" if size <= 128 else "over 128"].append(main["waits"])
-    assert sum(map(len, waits.values())) == 521
+    assert sum(map(len, waits.values())) == 561
     assert np.median(waits["up to 16"]) == 1
-    assert np.median(waits["17-128"]) == 2 and np.median(waits["over 128"]) == 4 and max(waits["over 128"]) >= 100
+    assert np.median(waits["17-128"]) == 2 and np.median(waits["over 128"]) == 5 and max(waits["over 128"]) >= 100

@@ -1,0 +1,168 @@
+"""Records on every tile.load and tile.store the elements one thread moves per instruction, as Triton's coalescing
+pass picks them from its AxisInfo analysis.
+
+The width is the smallest of: 16 bytes, the run of consecutive addresses along the last dim, the alignment the
+pointer is known to have, and the run of elements the mask is known to keep equal. What is known comes from how
+pointer and mask are built (a small version of Triton's AxisInfo): aranges are contiguous, arguments specialised as
+multiples of 16 are aligned and other runtime ints are not, and `offsets < bound` holds equal over runs as long as
+both the offsets' start and the bound are known to divide. So a row of 1,000 fp16 values is read one element per
+instruction (the stride and the bound are not multiples of 16), where a row of 1,024 is read eight at a time. The
+pass sets `vector`; the reduction order (jit.passes.assign_reduction_order) and the profiler's memory counts read it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from dsl.ir.core import Block, Function, Value
+from dsl.ir.ops import OP, Trait, with_trait
+
+_ALIGNED = 16  # bytes: what Triton's specialisation knows of a pointer or int argument that is a multiple of 16
+_UNBOUNDED = 1 << 30  # divisibility of 0
+_REPEATS = with_trait(Trait.REPEATS)  # the last-dim step and divisibility pass through these
+_OFFSETS_FIRST = frozenset({"lt", "ge"})
+_BOUND_FIRST = frozenset({"gt", "le"})
+_LOGIC = frozenset({OP.ARITH_AND, OP.ARITH_OR})
+
+
+def assign_vector_widths(func: Function, divisible: frozenset[str] = frozenset()) -> None:
+    facts = _Facts({value: name in divisible for name, value in zip(func.arg_names, func.body.args)})
+    for op in func.walk():
+        if op.name in (OP.TILE_LOAD, OP.TILE_STORE) and not op.operands[0].type.is_scalar:
+            op.attrs["vector"] = _vector(op, facts)
+
+
+@dataclass
+class _Facts:
+    """What the analysis knows of a kernel: which arguments are specialised as multiples of 16, and the loop-carried
+    values it is working out (met again through their own update, they count as their initial value)."""
+
+    arguments: dict
+    visiting: set = field(default_factory=set)
+
+
+def _vector(op, facts: _Facts) -> int:
+    pointer, mask = op.operands[0], op.operands[1 if op.name == OP.TILE_LOAD else 2]  # load (ptr, mask, other)
+    itemsize = pointer.type.dtype.element_ty.itemsize
+    step, alignment = _axis_info(pointer, facts, itemsize)
+    if step != 1:
+        return 1
+    return max(1, min(16 // itemsize, alignment // itemsize, _constancy(mask, facts), pointer.type.shape[-1]))
+
+
+def _constancy(mask: Value, facts: _Facts) -> int:
+    """How many consecutive elements along the last dim the mask is known to keep equal."""
+    op = mask.op
+    if mask.type.is_scalar or mask.type.shape[-1] == 1 or op is None:
+        return _UNBOUNDED
+    if op.attrs.get("max_constancy", 1) > 1:
+        return op.attrs["max_constancy"]
+    if op.name == OP.ARITH_CONSTANT:
+        return _UNBOUNDED
+    if op.name in _REPEATS:
+        if op.name == OP.TILE_EXPAND_DIMS and op.attrs["axis"] in (-1, mask.type.rank - 1):
+            return _UNBOUNDED
+        return _constancy(op.operands[0], facts)
+    if op.name in _LOGIC:
+        return math.gcd(*(_constancy(v, facts) for v in op.operands))
+    if op.name == OP.ARITH_CMP:
+        (step_a, div_a), (step_b, div_b) = (_axis_info(v, facts) for v in op.operands)
+        if step_a == 0 and step_b == 0:
+            return _UNBOUNDED
+        # offsets running from a multiple of d against a bound that is one: equal over runs of d (Triton knows this
+        # of `offsets < bound` and `offsets >= bound`, and of `bound > offsets` and `bound <= offsets`)
+        predicate = op.attrs["predicate"]
+        if (predicate in _OFFSETS_FIRST and (step_a, step_b) == (1, 0)) or \
+                (predicate in _BOUND_FIRST and (step_a, step_b) == (0, 1)):
+            return math.gcd(div_a, div_b)
+    return 1
+
+
+def _axis_info(value: Value, facts: _Facts, scale: int = 1) -> tuple[int | None, int]:
+    """(step from one element to the next along the last dim, in elements, or None when unknown; the largest
+    power of two known to divide every value where a run along that dim starts). `scale` multiplies the
+    divisibility of integer offsets added to a pointer (their element size in bytes). What the kernel asserts
+    (tl.multiple_of, tl.max_contiguous on the op that made the value) is known too."""
+    step, div = _derived(value, facts, scale)
+    op = value.op
+    if op is not None and "multiple_of" in op.attrs:
+        div = max(div, _power_of_two(op.attrs["multiple_of"]))  # elements of an int, bytes of a pointer
+    if op is not None and op.attrs.get("max_contiguous", 1) > 1 and not value.type.is_scalar:
+        step = 1
+    return step, div
+
+
+def _derived(value: Value, facts: _Facts, scale: int) -> tuple[int | None, int]:
+    op = value.op
+    flat = value.type.is_scalar or value.type.shape[-1] == 1
+    if op is None:  # a kernel argument, or a loop variable
+        if value in facts.arguments:
+            return 0, (_ALIGNED if facts.arguments[value] else (scale if value.type.dtype.is_ptr() else 1))
+        loop = value.owner.parent if isinstance(value.owner, Block) else None
+        if loop is None or loop.name != OP.SCF_FOR:
+            return (0 if flat else None), 1
+        if value.index == 0:  # the induction variable
+            start, step = (_axis_info(v, facts)[1] for v in (loop.operands[0], loop.operands[2]))
+            return 0, math.gcd(start, step)
+        initial = loop.operands[2 + value.index]  # scf.for(start, end, step, initial values...)
+        if value in facts.visiting:
+            return _axis_info(initial, facts, scale)
+        facts.visiting.add(value)
+        (step_a, div_a), (step_b, div_b) = (_axis_info(initial, facts, scale),
+                                            _axis_info(value.owner.terminator.operands[value.index - 1], facts, scale))
+        facts.visiting.discard(value)
+        return (step_a if step_a == step_b else None), math.gcd(div_a, div_b)
+    name = op.name
+    if name == OP.TILE_ARANGE:
+        return (0 if flat else 1), _power_of_two(op.attrs["start"])
+    if name == OP.ARITH_CONSTANT:
+        constant = op.attrs["value"]
+        return 0, (_power_of_two(constant) if isinstance(constant, int) else 1)
+    if name in _REPEATS:
+        step, div = _axis_info(op.operands[0], facts, scale)
+        if name == OP.TILE_EXPAND_DIMS and op.attrs["axis"] in (-1, value.type.rank - 1):
+            # a new last dim: values that ran along the old one no longer start runs of known alignment
+            step, div = 0, (div if step == 0 else 1)
+        return (0 if flat else step), div
+    if name == OP.ARITH_CAST:
+        return _axis_info(op.operands[0], facts, scale)
+    if name in (OP.TILE_ADDPTR, OP.ARITH_ADD, OP.ARITH_SUB):
+        offset_scale = op.result.type.dtype.element_ty.itemsize if name == OP.TILE_ADDPTR else scale
+        (step_a, div_a), (step_b, div_b) = (_axis_info(op.operands[0], facts, scale),
+                                            _axis_info(op.operands[1], facts, offset_scale))
+        if name == OP.TILE_ADDPTR:
+            div_b *= offset_scale
+        step = None if None in (step_a, step_b) else (step_a - step_b if name == OP.ARITH_SUB else step_a + step_b)
+        return step, math.gcd(div_a, div_b)
+    if name == OP.ARITH_REM:  # a contiguous run wraps at a bound known to divide: still runs of the common divisor
+        (step_a, div_a), (step_b, div_b) = (_axis_info(v, facts) for v in op.operands)
+        known = step_b == 0 and step_a in (0, 1)
+        return (step_a if known else (0 if flat else None)), (math.gcd(div_a, div_b) if known else 1)
+    if name == OP.ARITH_MUL:
+        (step_a, div_a), (step_b, div_b) = (_axis_info(v, facts) for v in op.operands)
+        factor_a, factor_b = _constant(op.operands[0]), _constant(op.operands[1])
+        if step_a == 0 and step_b == 0:
+            step = 0
+        elif step_a is not None and factor_b is not None:
+            step = step_a * factor_b
+        elif step_b is not None and factor_a is not None:
+            step = step_b * factor_a
+        else:
+            step = None
+        return step, min(_UNBOUNDED, div_a * div_b)
+    return (0 if flat else None), 1
+
+
+def _power_of_two(n: int) -> int:
+    return _UNBOUNDED if n == 0 else min(_UNBOUNDED, n & -n)
+
+
+def _constant(value: Value) -> int | None:
+    op = value.op
+    while op is not None and op.name in _REPEATS:
+        value = op.operands[0]
+        op = value.op
+    if op is not None and op.name == OP.ARITH_CONSTANT and isinstance(op.attrs["value"], int):
+        return op.attrs["value"]
+    return None

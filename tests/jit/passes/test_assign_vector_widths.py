@@ -1,0 +1,93 @@
+"""Loads and stores record the elements a thread moves per instruction, as far as Triton can prove them."""
+
+import numpy as np
+import pytest
+
+import dsl as tl
+from dsl.frontend import compile_kernel
+from jit import jit
+from jit.passes import run_passes
+
+
+@jit
+def rows_copy(x_ptr, out_ptr, n_cols, stride, ROWS: tl.constexpr, BLOCK: tl.constexpr, ROW_MASK: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, BLOCK)[None, :]
+    mask = (rows < 64) if ROW_MASK else (cols < n_cols)
+    x = tl.load(x_ptr + rows * stride + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + rows * BLOCK + cols, x, mask=mask)
+
+
+@jit
+def looped_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for start in range(0, n, BLOCK):  # the loop variable starts at 0 and steps by BLOCK: a multiple of BLOCK
+        cols = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    tl.store(out_ptr + tl.arange(0, BLOCK), acc)
+
+
+@jit
+def wrapped(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = (tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)) % n  # a matmul's way to stay in bounds without a mask
+    tl.store(out_ptr + tl.arange(0, BLOCK), tl.load(x_ptr + offs))
+
+
+@jit
+def hinted_rows(x_ptr, out_ptr, stride, BLOCK: tl.constexpr, HINT: tl.constexpr):
+    start = tl.program_id(0) * stride
+    if HINT:  # what the caller knows and the compiler cannot: every row starts at a multiple of 16 elements
+        start = tl.multiple_of(start, 16)
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + start + offs))
+
+
+@jit
+def gather(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + tl.load(idx_ptr + offs)))
+
+
+def _vectors(jit_fn, args: dict, constexprs: dict) -> list[int]:
+    """(load, store) vector widths the pass records, the arguments specialised as a launch specialises them."""
+    signature, _, runtime = jit_fn.bind(tuple(args.values()), dict(constexprs))
+    func = compile_kernel(jit_fn, signature)
+    run_passes(func, num_warps=4, divisible=frozenset(jit_fn.divisibility(runtime)))
+    return [op.attrs["vector"] for op in func.walk() if op.name in ("tile.load", "tile.store")]
+
+
+@pytest.mark.parametrize("dtype, full", [(np.float32, 4), (np.float16, 8)])
+def test_rows_move_16_bytes_only_where_stride_and_bound_are_known_multiples_of_16(dtype, full):
+    x, out = np.zeros(64 * 1024, dtype), np.zeros(64 * 128, dtype)
+    case = {"ROWS": 4, "BLOCK": 128, "ROW_MASK": False}
+    assert _vectors(rows_copy, {"x": x, "out": out, "n_cols": 96, "stride": 1024}, case) == [full, full]
+    # a bound of 100: the mask may change at any element, so Triton moves one at a time (load and store)
+    assert _vectors(rows_copy, {"x": x, "out": out, "n_cols": 100, "stride": 1024}, case) == [1, 1]
+    # a stride of 1000: rows start at addresses Triton cannot prove aligned (the store's stride is BLOCK)
+    assert _vectors(rows_copy, {"x": x, "out": out, "n_cols": 96, "stride": 1000}, case) == [1, full]
+    # a mask of whole rows is equal along each row
+    row_mask = {**case, "ROW_MASK": True}
+    assert _vectors(rows_copy, {"x": x, "out": out, "n_cols": 100, "stride": 1024}, row_mask) == [full, full]
+
+
+def test_a_loop_variable_keeps_the_alignment_of_its_start_and_step():
+    x, out = np.zeros(4200, np.float32), np.zeros(256, np.float32)
+    assert _vectors(looped_sum, {"x": x, "out": out, "n": 4096}, {"BLOCK": 256}) == [4, 4]
+    assert _vectors(looped_sum, {"x": x, "out": out, "n": 4100}, {"BLOCK": 256}) == [1, 4]
+
+
+def test_offsets_wrapped_at_a_bound_stay_runs_of_what_both_are_known_to_divide():
+    x, out = np.zeros(4200, np.float32), np.zeros(256, np.float32)
+    assert _vectors(wrapped, {"x": x, "out": out, "n": 4096}, {"BLOCK": 256}) == [4, 4]
+    assert _vectors(wrapped, {"x": x, "out": out, "n": 4100}, {"BLOCK": 256}) == [1, 4]
+
+
+def test_alignment_hints_count_as_known():
+    x, out = np.zeros(4096, np.float32), np.zeros(256, np.float32)
+    assert _vectors(hinted_rows, {"x": x, "out": out, "stride": 1000}, {"BLOCK": 256, "HINT": False}) == [1, 4]
+    assert _vectors(hinted_rows, {"x": x, "out": out, "stride": 1000}, {"BLOCK": 256, "HINT": True}) == [4, 4]
+
+
+def test_a_gather_moves_one_element_per_instruction():
+    x, idx, out = np.zeros(256, np.float32), np.zeros(256, np.int32), np.zeros(256, np.float32)
+    assert _vectors(gather, {"x": x, "idx": idx, "out": out}, {"BLOCK": 256}) == [4, 1, 4]
