@@ -148,3 +148,33 @@ def test_the_readme_figures_hold_on_the_stored_machine_code():
     assert sum(map(len, waits.values())) == 561
     assert np.median(waits["up to 16"]) == 1
     assert np.median(waits["17-128"]) == 2 and np.median(waits["over 128"]) == 5 and max(waits["over 128"]) >= 100
+
+
+def test_the_readme_figures_hold_on_instruction_counts_against_the_machine_code():
+    """README: the instructions the model counts per iteration of a loop it does not pipeline, against those of
+    Triton's machine code for the same loop (per source iteration: the SASS loop's count over the copies the
+    backend unrolled), median by family."""
+    sass = {}
+    with open(validate.DATA / "h200_sass_loops.jsonl") as f:
+        for line in f:
+            row = json.loads(line)
+            loops = [loop for loop in row.get("loops", []) if loop["loads"]]
+            if len(loops) == 1:
+                sass[(row["case"], row["config"])] = loops[0]
+    ratios: dict[str, list[float]] = {}
+    for csv_name in ["h200_sweep.csv"] + list(validate.HELD_OUT.values()):
+        for group in validate.load(validate.DATA / csv_name, validate.DATA / "h200_counters.jsonl"):
+            for config in group.configs:
+                loop, c = sass.get((group.case, config.config)), config.counters
+                keys = [k for k in c.phase_rounds if not k.startswith("-") and k.split(":")[1] == "0"]
+                if loop is None or len(keys) != 1:
+                    continue
+                rounds, warps = c.phase_rounds[keys[0]], c.num_warps
+                bytes_per_thread = c.phase_bytes.get(keys[0], 0) / rounds / (warps * 32)
+                copies = max(1.0, loop["load_bytes"] / bytes_per_thread)
+                ratio = c.phase_instructions.get(keys[0], 0) / rounds / warps / (loop["instructions"] / copies)
+                ratios.setdefault(group.family, []).append(ratio)
+    median = {family: float(np.median(values)) for family, values in ratios.items()}
+    assert len(median) == 10 and sum(0.9 <= m <= 1.2 for m in median.values()) == 7
+    assert median["holdout6_moe_combine"] <= 1.1 and 0.95 <= median["holdout_logsumexp"] <= 1.1
+    assert median["holdout5_argmax"] <= 1.5 and median["holdout2_gemv"] <= 1.4
