@@ -178,3 +178,14 @@ def test_the_readme_figures_hold_on_instruction_counts_against_the_machine_code(
     assert len(median) == 10 and sum(0.9 <= m <= 1.2 for m in median.values()) == 7
     assert median["holdout6_moe_combine"] <= 1.1 and 0.95 <= median["holdout_logsumexp"] <= 1.1
     assert median["holdout5_argmax"] <= 1.5 and median["holdout2_gemv"] <= 1.4
+
+
+def test_the_readme_figures_hold_on_dram_bandwidth_by_run_length():
+    """README: reads made of short contiguous runs lose DRAM bandwidth, more when far-apart runs are read together."""
+    with open(validate.DATA / "h200_dram_runs.json") as f:
+        runs = json.load(f)["runs"]
+    best = max(run["bytes_per_s"] for run in runs)
+    share = {(run["run_bytes"], run["columns_fastest"]): run["bytes_per_s"] / best for run in runs}
+    quoted = {(64, False): 0.70, (32, False): 0.66, (64, True): 0.93, (32, True): 0.77}
+    assert all(abs(share[key] - value) <= 0.006 for key, value in quoted.items())
+    assert min(value for (size, _), value in share.items() if size >= 128) >= 0.945

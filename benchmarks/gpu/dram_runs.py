@@ -1,0 +1,60 @@
+"""DRAM bandwidth of reads made of short contiguous runs, by run length and launch order, on a real GPU.
+
+Each program reads a [128, W]-element fp32 tile of a 16,384 x 4,096 array (runs of W x 4 bytes, one per row, rows
+16 KB apart) and writes its column sums. Launched column-block fastest, the programs running at once read
+neighbouring runs of the same rows; launched row-block fastest, they read far-apart ones. On the H200 runs of 128
+bytes or more reach 95 % of the best bandwidth either way; 64-byte runs 93 % when neighbours run together and 70 %
+when far apart, 32-byte runs 77 % and 66 % (simulator/data/h200_dram_runs.json). The cost model counts DRAM bytes
+and does not see this yet.
+
+Run on a machine with a CUDA GPU, torch and triton:  python benchmarks/gpu/dram_runs.py OUT.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def main(out_path: str) -> None:
+    import torch
+    import triton
+    import triton.language as tl
+    from triton.testing import do_bench
+
+    @triton.jit
+    def runs(src, dst, n_cols, ROWS: tl.constexpr, W: tl.constexpr, COLUMNS_FASTEST: tl.constexpr):
+        if COLUMNS_FASTEST:
+            column_block, row_block = tl.program_id(0), tl.program_id(1)
+        else:
+            row_block, column_block = tl.program_id(0), tl.program_id(1)
+        rows = row_block * ROWS + tl.arange(0, ROWS)
+        cols = column_block * W + tl.arange(0, W)
+        x = tl.load(src + rows[:, None].to(tl.int64) * n_cols + cols[None, :])
+        tl.store(dst + (row_block * (n_cols // W) + column_block) * W + tl.arange(0, W), tl.sum(x, axis=0))
+
+    n_rows, n_cols, rows = 16384, 4096, 128
+    src = torch.randn(n_rows, n_cols, device="cuda")
+    found = []
+    for run_bytes in (32, 64, 128, 256, 512, 1024):
+        w = run_bytes // 4
+        column_blocks, row_blocks = n_cols // w, n_rows // rows
+        dst = torch.empty(row_blocks * n_cols, device="cuda")
+        for columns_fastest in (True, False):
+            grid = (column_blocks, row_blocks) if columns_fastest else (row_blocks, column_blocks)
+
+            def launch(grid=grid, w=w, columns_fastest=columns_fastest, dst=dst):
+                runs[grid](src, dst, n_cols, ROWS=rows, W=w, COLUMNS_FASTEST=columns_fastest, num_warps=4)
+
+            ms = do_bench(launch, warmup=10, rep=60, return_mode="median")
+            found.append({"run_bytes": run_bytes, "columns_fastest": columns_fastest, "ms": ms,
+                          "bytes_per_s": n_rows * n_cols * 4 / (ms * 1e-3)})
+            print(f"{run_bytes:5d} B runs, {'neighbours' if columns_fastest else 'far apart':10s} together: "
+                  f"{found[-1]['bytes_per_s'] / 1e9:6.0f} GB/s", flush=True)
+    env = {"gpu": torch.cuda.get_device_name(0), "triton": triton.__version__, "torch": torch.__version__}
+    with open(out_path, "w") as f:
+        json.dump({"environment": env, "runs": found}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
