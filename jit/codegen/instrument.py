@@ -45,8 +45,9 @@ _COMBINES = with_trait(Trait.COMBINES)
 UNCOUNTED = SILENT | with_trait(Trait.READS_MEMORY) | with_trait(Trait.WRITES_MEMORY)
 
 
-def describe(op: Operation, trace: bool = False) -> dict:
-    """What the profiler needs to know about a probed op, as JSON-able data."""
+def describe(op: Operation, trace: bool = False, merged: set[Operation] = frozenset()) -> dict:
+    """What the profiler needs to know about a probed op, as JSON-able data. merged: ops whose instruction is
+    another's (jit.isel); a combine region lists the others, which run per element."""
     attrs = {k: v for k, v in op.attrs.items() if isinstance(v, (int, str, bool, float, list, tuple))}
     info = {
         "op": op.name,
@@ -57,12 +58,8 @@ def describe(op: Operation, trace: bool = False) -> dict:
         "trace": trace,
     }
     if op.name in _COMBINES:
-        info["combine"] = [o.name for o in _combine_ops(op)]
+        info["combine"] = [o.name for o in op.regions[0].ops if not o.info.terminator and o not in merged]
     return info
-
-
-def _combine_ops(op: Operation) -> list[Operation]:
-    return [o for o in op.regions[0].ops if not o.info.terminator]
 
 
 def _type(value: Value) -> list:
@@ -70,7 +67,7 @@ def _type(value: Value) -> list:
 
 
 def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -> int:
-    info = describe(op, trace)
+    info = describe(op, trace, lw.merged)
     if kind:
         info["kind"] = kind
     if op.name == OP.TILE_DOT:
@@ -83,8 +80,6 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
         info["serial"] = pipelining["serial"]
     elif op in lw.merged:
         info["merged"] = True
-    if "combine" in info:  # a combine region's ops run per element too, merged ones in another's instruction
-        info["combine"] = [name for name, inner in zip(info["combine"], _combine_ops(op)) if inner not in lw.merged]
     loop = enclosing_loop(op)  # the loop the op runs in: memory phases and their instructions
     info["loop"] = None if loop is None else lw.loop_ids.setdefault(id(loop), len(lw.loop_ids))
     lw.probes.append(info)
