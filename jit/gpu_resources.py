@@ -150,7 +150,7 @@ def live_profile(func) -> list[tuple[int, float, float]]:
                     last = max(last, end)
                     break
             entry[2] = max(entry[2], last)
-    staged = _staged_operands(func)
+    staged = _staged_operands(func) | _streamed_values(func, order, loops)
     mma = _accumulator_values(func, staged)
     data = _integer_data(func)
     events = []
@@ -163,6 +163,47 @@ def live_profile(func) -> list[tuple[int, float, float]]:
 
 
 _PASS_THROUGH = (OP.ARITH_CAST, OP.TILE_PERMUTE)
+_REPEATS = with_trait(Trait.REPEATS)
+_WRITES = with_trait(Trait.WRITES_MEMORY)
+
+
+def _streamed_values(func, order: dict[int, int], loops: dict[int, list]) -> set[int]:
+    """ids of tiles that only one reduction of the same block folds, directly or through elementwise ops and
+    broadcasts: each thread adds its elements in as they arrive, so the backend's pressure-aware scheduler
+    interleaves the loads with the fold and the tile is never whole in registers (Triton's column sum of a
+    256 x 128 tile on one warp takes 72 registers, h200_compile_facts.jsonl). A store between them pins the
+    loads before it (the pointers may alias), and the tile is kept. Inside a loop the tile is kept too: Triton
+    issues the next iterations' loads ahead (software pipelining), so it is whole (paged decode's K tile)."""
+    users: dict[int, list] = {}
+    for op in func.walk():
+        for value in op.operands:
+            users.setdefault(id(value), []).append(op)
+    writes = sorted(order[id(op)] for op in func.walk() if op.name in _WRITES)
+    found: set[int] = set()
+
+    def streamed(value, block, start: int) -> bool:
+        uses = {id(op): op for op in users.get(id(value), [])}
+        if len(uses) != 1 or not value.type.shape:  # one fold: two would need the whole tile, one after the other
+            return False
+        for op in uses.values():
+            if op.parent is not block:
+                return False
+            if op.name == OP.TILE_REDUCE:
+                end = order[id(op)]
+                if any(start < at < end for at in writes):
+                    return False
+                continue
+            same_shape = OPS[op.name].elementwise and op.results[0].type.shape == value.type.shape
+            if not (same_shape or op.name in _REPEATS) or not streamed(op.results[0], block, start):
+                return False
+        return True
+
+    for op in func.walk():
+        if op.regions or loops[id(op)] or not op.results or not op.results[0].type.shape:
+            continue
+        if streamed(op.results[0], op.parent, order[id(op)]):
+            found.add(id(op.results[0]))
+    return found
 
 
 def _staged_operands(func) -> set[int]:

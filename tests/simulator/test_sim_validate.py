@@ -1,6 +1,7 @@
 """simulator.validate: the scores it computes, and a run over a slice of the stored H200 sweep."""
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -99,7 +100,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
     ("holdout", 10, 0.827, 0.0, 0.446, 0.174),
-    ("holdout2", 11, 0.711, 0.098, 0.386, 0.122),
+    ("holdout2", 11, 0.75, 0.098, 0.165, 0.122),
     ("holdout3", 10, 0.72, 0.0, 0.311, 0.207),
     ("holdout4", 10, 0.708, 0.036, 0.129, 0.223),
     ("holdout5", 10, 0.781, 0.117, 0.423, 0.249),
@@ -114,6 +115,7 @@ def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, reg
 
 
 def _sass_loops():
+    os.environ.setdefault("WAVETILE_SWEEP_BACKEND", "wavetile")  # the reader only: no triton on this machine
     sys.path.insert(0, str(SWEEPS))
     import sass_loops
 
