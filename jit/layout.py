@@ -75,6 +75,16 @@ class WarpRows:
     warp: np.ndarray
     vector: int
 
+    def split(self, vector: int) -> WarpRows:
+        """The same accesses made `vector` elements at a time: each lane's run takes self.vector // vector
+        instructions, one after another (a mask the compiler cannot prove equal over the run narrows them)."""
+        if vector >= self.vector:
+            return self
+        steps = np.arange(0, self.vector, vector)
+        element = (self.element[:, None, :] + steps[None, :, None]).reshape(-1, self.element.shape[1])
+        replica = np.repeat(self.replica, steps.size, axis=0)
+        return WarpRows(element, replica, np.repeat(self.warp, steps.size), vector)
+
 
 def default_layout(shape: tuple[int, ...], num_warps: int, warp_size: int, vector: int = 1) -> BlockedLayout:
     """Triton's default blocked layout for `shape` (see the module docstring for the rule)."""

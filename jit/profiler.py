@@ -412,14 +412,15 @@ def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, pa
 
 @dataclasses.dataclass(frozen=True)
 class AccessLayout:
-    """How a GPU build lays out one traced access: its tile, dims in memory order, vector width, warp rows."""
+    """How a GPU build lays out one traced access: its tile, dims in memory order, elements per instruction, warp
+    rows (one per instruction)."""
 
     shape: tuple[int, ...]
     itemsize: int
     axes: tuple[int, ...]
     index: np.ndarray  # the memory-ordered view's flat position -> the tile's
     vector: int
-    rows: object  # jit.layout.warp_rows of the view
+    rows: object  # jit.layout.warp_rows of the view, split into `vector`-wide instructions
 
     @property
     def vector_bytes(self) -> int:
@@ -431,7 +432,8 @@ def _layout(info: dict, parts: list[np.ndarray], spec: MachineSpec, num_warps: i
     """Triton's coalescing pass orders each access's layout by its pointer's contiguity: a tile whose addresses
     run along another dim is laid out with that dim fastest (through a layout change in shared memory when the
     value was made in the default layout); the vector width is read off the first records, and along the last dim
-    is at most what the compiler knows of the pointer's alignment and the mask."""
+    is at most what the compiler knows of the pointer's alignment; each instruction moves at most what it knows of
+    the mask too (jit.passes.assign_vector_widths)."""
     shape = tuple(info["operands"][0][0])
     itemsize = parse_ir_type(info["operands"][0][1]).element_ty.itemsize
     numel = math.prod(shape)
@@ -441,11 +443,13 @@ def _layout(info: dict, parts: list[np.ndarray], spec: MachineSpec, num_warps: i
     view = tuple(shape[a] for a in axes)
     index = np.arange(numel).reshape(shape).transpose(axes).ravel()
     threads = num_warps * spec.warp_size
-    vector = 1 if OPS[info["op"]].cls == "atomic" else _vector_width(head[:, index], view, itemsize, threads)
+    per_thread = 1 if OPS[info["op"]].cls == "atomic" else _vector_width(head[:, index], view, itemsize, threads)
+    vector = per_thread
     if shape and axes[-1] == len(shape) - 1:  # no wider than the compiler can prove (jit.passes.assign_vector_widths)
-        vector = min(vector, info["attrs"].get("vector", vector))
-    return AccessLayout(shape, itemsize, axes, index, vector,
-                        warp_rows(default_layout(view, num_warps, spec.warp_size, vector)))
+        per_thread = min(per_thread, info["attrs"].get("size_per_thread", per_thread))
+        vector = min(per_thread, info["attrs"].get("vector", per_thread))
+    rows = warp_rows(default_layout(view, num_warps, spec.warp_size, per_thread))
+    return AccessLayout(shape, itemsize, axes, index, vector, rows.split(vector))
 
 
 def _order_ranks(probes: list[dict], traced: list[int]) -> dict[int, int]:

@@ -4,7 +4,7 @@ Triton reduces in three stages (jit.layout.reduction_split): each thread folds i
 register order, lanes combine by butterfly shuffles, then warps through shared memory. Floating-point
 sums depend on that order. The split follows the operand's blocked layout: Triton's default for
 `num_warps` warps of WARP_SIZE lanes, with `vector` elements per thread along the last dim when the
-values come from a load, as the reduction inherits the load's layout (its vector width, set by
+values come from a load, as the reduction inherits the load's layout (its size_per_thread, set by
 jit.passes.assign_vector_widths, at most the tile's elements per thread). Values not loaded get one element
 per thread. The pass sets `split = (per_thread, lanes, warps)`; the code generator and the interpreter add in
 that order. tests/jit/test_gpu_numerics.py replays sums recorded on an H200 and matches them bit for bit.
@@ -27,7 +27,7 @@ def assign_reduction_order(func: Function, num_warps: int) -> None:
             shape = op.operands[0].type.shape
             per_thread = max(1, math.prod(shape) // (num_warps * WARP_SIZE))
             load = _source_load(op.operands[0], set())
-            vector = 1 if load is None else load.attrs.get("vector", 1)
+            vector = 1 if load is None else load.attrs.get("size_per_thread", 1)
             layout = default_layout(shape, num_warps, WARP_SIZE, min(vector, per_thread))
             op.attrs["split"] = reduction_split(layout, op.attrs["axis"])
 

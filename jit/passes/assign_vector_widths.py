@@ -6,8 +6,10 @@ pointer is known to have, and the run of elements the mask is known to keep equa
 pointer and mask are built (a small version of Triton's AxisInfo): aranges are contiguous, arguments specialised as
 multiples of 16 are aligned and other runtime ints are not, and `offsets < bound` holds equal over runs as long as
 both the offsets' start and the bound are known to divide. So a row of 1,000 fp16 values is read one element per
-instruction (the stride and the bound are not multiples of 16), where a row of 1,024 is read eight at a time. The
-pass sets `vector`; the reduction order (jit.passes.assign_reduction_order) and the profiler's memory counts read it.
+instruction (the stride and the bound are not multiples of 16), where a row of 1,024 is read eight at a time.
+The pass sets `size_per_thread` (the layout's run along the last dim: the pointer's alone) and `vector` (one
+instruction's: also the mask's); the reduction order (jit.passes.assign_reduction_order) reads the first, the
+profiler's memory counts both.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def assign_vector_widths(func: Function, divisible: frozenset[str] = frozenset()
     facts = _Facts({value: name in divisible for name, value in zip(func.arg_names, func.body.args)})
     for op in func.walk():
         if op.name in (OP.TILE_LOAD, OP.TILE_STORE) and not op.operands[0].type.is_scalar:
-            op.attrs["vector"] = _vector(op, facts)
+            op.attrs["size_per_thread"], op.attrs["vector"] = _widths(op, facts)
 
 
 @dataclass
@@ -42,13 +44,17 @@ class _Facts:
     visiting: set = field(default_factory=set)
 
 
-def _vector(op, facts: _Facts) -> int:
+def _widths(op, facts: _Facts) -> tuple[int, int]:
+    """(elements a thread holds along the last dim, elements one instruction moves). Triton lays the tile out by
+    the pointer alone (its coalescing pass) and narrows each instruction to what the mask keeps equal when it lowers
+    the access, so a thread holding 4 fp32 values past an unaligned bound reads them with 4 instructions."""
     pointer, mask = op.operands[0], op.operands[1 if op.name == OP.TILE_LOAD else 2]  # load (ptr, mask, other)
     itemsize = pointer.type.dtype.element_ty.itemsize
     step, alignment = _axis_info(pointer, facts, itemsize)
     if step != 1:
-        return 1
-    return max(1, min(16 // itemsize, alignment // itemsize, _constancy(mask, facts), pointer.type.shape[-1]))
+        return 1, 1
+    per_thread = max(1, min(16 // itemsize, alignment // itemsize, pointer.type.shape[-1]))
+    return per_thread, max(1, min(per_thread, _constancy(mask, facts)))
 
 
 def _constancy(mask: Value, facts: _Facts) -> int:

@@ -42,3 +42,14 @@ def test_small_tile_is_replicated_and_lanes_are_contiguous():
 def test_bad_arguments_are_rejected():
     with pytest.raises(ValueError):
         default_layout((32,), 0, 32)
+
+
+def test_rows_split_into_narrower_instructions_cover_the_same_elements_lane_by_lane():
+    rows = warp_rows(default_layout((8, 64), 2, 32, 4))
+    narrow = rows.split(1)
+    assert narrow.element.shape[0] == 4 * rows.element.shape[0] and narrow.vector == 1
+    wide = np.sort((rows.element[:, None, :] + np.arange(4)[None, :, None]).ravel())
+    np.testing.assert_array_equal(np.sort(narrow.element.ravel()), wide)
+    # one lane's run goes out one element per instruction, its instructions back to back
+    np.testing.assert_array_equal(narrow.element[:4, 0], rows.element[0, 0] + np.arange(4))
+    assert rows.split(4) is rows

@@ -48,12 +48,12 @@ def gather(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + tl.load(idx_ptr + offs)))
 
 
-def _vectors(jit_fn, args: dict, constexprs: dict) -> list[int]:
+def _vectors(jit_fn, args: dict, constexprs: dict, attr: str = "vector") -> list[int]:
     """(load, store) vector widths the pass records, the arguments specialised as a launch specialises them."""
     signature, _, runtime = jit_fn.bind(tuple(args.values()), dict(constexprs))
     func = compile_kernel(jit_fn, signature)
     run_passes(func, num_warps=4, divisible=frozenset(jit_fn.divisibility(runtime)))
-    return [op.attrs["vector"] for op in func.walk() if op.name in ("tile.load", "tile.store")]
+    return [op.attrs[attr] for op in func.walk() if op.name in ("tile.load", "tile.store")]
 
 
 @pytest.mark.parametrize("dtype, full", [(np.float32, 4), (np.float16, 8)])
@@ -63,8 +63,14 @@ def test_rows_move_16_bytes_only_where_stride_and_bound_are_known_multiples_of_1
     assert _vectors(rows_copy, {"x": x, "out": out, "n_cols": 96, "stride": 1024}, case) == [full, full]
     # a bound of 100: the mask may change at any element, so Triton moves one at a time (load and store)
     assert _vectors(rows_copy, {"x": x, "out": out, "n_cols": 100, "stride": 1024}, case) == [1, 1]
+    # ... but the layout follows the pointer alone (Triton's coalescing pass): each thread still holds `full`
+    # elements in a row and reads them one instruction each
+    assert _vectors(rows_copy, {"x": x, "out": out, "n_cols": 100, "stride": 1024}, case,
+                    "size_per_thread") == [full, full]
     # a stride of 1000: rows start at addresses Triton cannot prove aligned (the store's stride is BLOCK)
     assert _vectors(rows_copy, {"x": x, "out": out, "n_cols": 96, "stride": 1000}, case) == [1, full]
+    assert _vectors(rows_copy, {"x": x, "out": out, "n_cols": 96, "stride": 1000}, case, "size_per_thread") == \
+        [1, full]
     # a mask of whole rows is equal along each row
     row_mask = {**case, "ROW_MASK": True}
     assert _vectors(rows_copy, {"x": x, "out": out, "n_cols": 100, "stride": 1024}, row_mask) == [full, full]
