@@ -37,10 +37,11 @@ THRESHOLDS = {"rho": 0.8, "regret": 0.10, "regret_p90": 0.25, "mape": 0.25}
 # scored once, after it was frozen (its atomics were modeled after that); holdout3, holdout4 and holdout5 (new sources
 # again) were each measured and scored once with the refitted model frozen (holdout4, holdout5 and holdout6 with the
 # same model; holdout6 was measured in a later session, before any model change there); holdout7 was measured after
-# the model took Triton's instruction selection and vector widths, and scored once with that model frozen
+# the model took Triton's instruction selection and vector widths, and scored once with that model frozen; holdout8
+# after it laid accesses out by the pointer alone and streamed single-reduction tiles, scored once likewise
 HELD_OUT = {"holdout": "h200_holdout.csv", "holdout2": "h200_holdout2.csv", "holdout3": "h200_holdout3.csv",
             "holdout4": "h200_holdout4.csv", "holdout5": "h200_holdout5.csv", "holdout6": "h200_holdout6.csv",
-            "holdout7": "h200_holdout7.csv"}
+            "holdout7": "h200_holdout7.csv", "holdout8": "h200_holdout8.csv"}
 
 
 @dataclass
@@ -228,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="sweep CSVs (default: h200_sweep.csv, and the held-out split's own CSV)")
     parser.add_argument("--modeled", type=Path, default=DATA / "h200_counters.jsonl")
     parser.add_argument("--split", choices=("calibration", "validation", *HELD_OUT, "all"), default="validation",
-                        help="holdout, holdout2..holdout6: kernels measured once and scored once, after the model was "
+                        help="holdout, holdout2..holdout8: kernels measured once and scored once, after the model was "
                              "built")
     parser.add_argument("--family", action="append", help="only these families")
     parser.add_argument("--case", action="append", help="only these groups")

@@ -1,6 +1,6 @@
 """The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
 the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", "holdout3", "holdout4",
-"holdout5", "holdout6", "holdout7").
+"holdout5", "holdout6", "holdout7", "holdout8").
 
 They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
 """
@@ -14,6 +14,7 @@ from heldout_kernels import (
     adamw_kernel,
     add_rmsnorm_kernel,
     argmax_kernel,
+    batched_gemv_kernel,
     bmm_kernel,
     causal_conv1d_kernel,
     colmax_kernel,
@@ -28,11 +29,13 @@ from heldout_kernels import (
     gelu_tanh_kernel,
     gemv_kernel,
     groupnorm_kernel,
+    kv_dequant_kernel,
     kv_scatter_kernel,
     l2norm_kernel,
     layernorm_looped_kernel,
     linear_act_kernel,
     logsumexp_kernel,
+    masked_mean_kernel,
     mean_pool_kernel,
     moe_combine_kernel,
     qk_norm_kernel,
@@ -40,7 +43,9 @@ from heldout_kernels import (
     rmsnorm_bwd_kernel,
     rope_inline_kernel,
     rope_kernel,
+    rotary_interleaved_kernel,
     router_top2_kernel,
+    silu_mul_rowscale_kernel,
     softcap_kernel,
     softmax_bwd_kernel,
     softmax_persistent_kernel,
@@ -939,6 +944,132 @@ def holdout7_cases() -> list[Case]:
     ]
 
 
+# --- eighth held-out set (split "holdout8"): kernels written for a fresh measurement after the model laid loads out
+# --- by the pointer alone and streamed single-reduction tiles, scored once with that model frozen
+
+def rotary_interleaved_case(name, tokens, heads, d, dtype):
+    half = d // 2
+    configs = _grid_configs({"BLOCK_T": [1, 2, 4, 8, 16, 32], "num_warps": [1, 2, 4, 8]}, limit=16, seed=81,
+                            keep=lambda c: c["BLOCK_T"] * half >= 32 * c["num_warps"])
+
+    def inputs(rng):
+        angles = rng.uniform(0, 2 * np.pi, (tokens, half)).astype(np.float32)
+        return {"x": _rand(rng, (tokens, heads, d), dtype), "cos": np.cos(angles), "sin": np.sin(angles),
+                "out": np.empty((tokens, heads, d), _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"]).astype(np.float64)
+        c, s = x["cos"][:, None, :].astype(np.float64), x["sin"][:, None, :].astype(np.float64)
+        even, odd = v[..., 0::2], v[..., 1::2]
+        return {"out": np.stack([even * c - odd * s, odd * c + even * s], axis=-1).reshape(v.shape)}
+
+    size = _itemsize(dtype)
+    return Case("holdout8_rotary_interleaved", name, "holdout8", rotary_interleaved_kernel,
+                {"T": tokens, "H": heads, "D": d}, dtype, [{"HALF": half, **c} for c in configs], inputs, ("out",),
+                lambda x, cfg: (x["x"], x["cos"], x["sin"], x["out"], tokens, heads),
+                lambda cfg: (math.ceil(tokens / cfg["BLOCK_T"]), heads), reference, tolerance=1e-2,
+                min_bytes=2.0 * size * tokens * heads * d + 8.0 * tokens * half)
+
+
+SILU_MUL_CONFIGS = _grid_configs({"BLOCK_R": [1, 2, 4, 8], "BLOCK_N": [256, 512, 1024, 2048],
+                                  "num_warps": [1, 2, 4, 8]}, limit=16, seed=82,
+                                 keep=lambda c: c["BLOCK_R"] * c["BLOCK_N"] >= 32 * c["num_warps"])
+
+
+def silu_mul_rowscale_case(name, rows, cols, dtype):
+    def inputs(rng):
+        return {"a": _rand(rng, (rows, cols), dtype, 2.0), "b": _rand(rng, (rows, cols), dtype),
+                "scale": rng.uniform(0.5, 2.0, rows).astype(np.float32),
+                "out": np.empty((rows, cols), _np_dtype(dtype))}
+
+    def reference(x):
+        a = _f32(x["a"]).astype(np.float64)
+        return {"out": a / (1 + np.exp(-a)) * _f32(x["b"]) * x["scale"][:, None].astype(np.float64)}
+
+    size = _itemsize(dtype)
+    return Case("holdout8_silu_mul_rowscale", name, "holdout8", silu_mul_rowscale_kernel,
+                {"rows": rows, "N": cols}, dtype, SILU_MUL_CONFIGS, inputs, ("out",),
+                lambda x, cfg: (x["a"], x["b"], x["scale"], x["out"], rows, cols),
+                lambda cfg: (math.ceil(rows / cfg["BLOCK_R"]), math.ceil(cols / cfg["BLOCK_N"])), reference,
+                tolerance=1e-2, min_bytes=3.0 * size * rows * cols + 4.0 * rows)
+
+
+MASKED_MEAN_CONFIGS = _grid_configs({"BLOCK_R": [1, 2, 4, 8, 16], "BLOCK_N": [128, 256, 512, 1024],
+                                     "num_warps": [1, 2, 4, 8]}, limit=16, seed=83,
+                                    keep=lambda c: c["BLOCK_R"] * c["BLOCK_N"] >= 32 * c["num_warps"])
+
+
+def masked_mean_case(name, rows, cols, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, cols), dtype), "m": rng.integers(0, 2, (rows, cols), dtype=np.int8),
+                "out": np.empty(rows, np.float32)}
+
+    def reference(x):
+        m = x["m"].astype(np.float64)
+        return {"out": (_f32(x["x"]) * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1)}
+
+    return Case("holdout8_masked_mean", name, "holdout8", masked_mean_kernel, {"rows": rows, "N": cols}, dtype,
+                MASKED_MEAN_CONFIGS, inputs, ("out",), lambda x, cfg: (x["x"], x["m"], x["out"], rows, cols),
+                lambda cfg: (math.ceil(rows / cfg["BLOCK_R"]),), reference, tolerance=1e-4,
+                min_bytes=(_itemsize(dtype) + 1.0) * rows * cols + 4.0 * rows)
+
+
+def kv_dequant_case(name, tokens, heads, d, dtype):
+    """`dtype` is the output's: the cache is int8 with an fp32 scale per (token, head)."""
+    block = _next_pow2(d)
+    configs = _grid_configs({"BLOCK_T": [1, 2, 4, 8, 16, 32, 64], "num_warps": [1, 2, 4, 8]}, limit=16, seed=84,
+                            keep=lambda c: c["BLOCK_T"] * block >= 32 * c["num_warps"])
+
+    def inputs(rng):
+        return {"q": rng.integers(-127, 128, (tokens, heads, d), dtype=np.int8),
+                "scale": rng.uniform(1e-3, 2e-2, (tokens, heads)).astype(np.float32),
+                "out": np.empty((tokens, heads, d), _np_dtype(dtype))}
+
+    def reference(x):
+        return {"out": x["q"].astype(np.float64) * x["scale"][:, :, None].astype(np.float64)}
+
+    return Case("holdout8_kv_dequant", name, "holdout8", kv_dequant_kernel, {"T": tokens, "H": heads, "D": d}, dtype,
+                [{"HEAD_DIM": d, "BLOCK_D": block, **c} for c in configs], inputs, ("out",),
+                lambda x, cfg: (x["q"], x["scale"], x["out"], tokens, heads),
+                lambda cfg: (math.ceil(tokens / cfg["BLOCK_T"]), heads), reference, tolerance=1e-2,
+                min_bytes=(1.0 + _itemsize(dtype)) * tokens * heads * d + 4.0 * tokens * heads)
+
+
+BATCHED_GEMV_CONFIGS = _grid_configs({"BLOCK_N": [1, 4, 16, 32, 64], "BLOCK_K": [64, 128, 256, 512],
+                                      "num_warps": [1, 2, 4, 8]}, limit=20, seed=85,
+                                     keep=lambda c: 32 * c["num_warps"] <= c["BLOCK_N"] * c["BLOCK_K"] <= 32768)
+
+
+def batched_gemv_case(name, batch, n, k, dtype):
+    def inputs(rng):
+        return {"w": _rand(rng, (batch, n, k), dtype, 0.05), "x": _rand(rng, (batch, k), dtype),
+                "y": np.empty((batch, n), _np_dtype(dtype))}
+
+    def reference(x):
+        return {"y": np.einsum("bnk,bk->bn", _f32(x["w"]).astype(np.float64), _f32(x["x"]).astype(np.float64))}
+
+    size = _itemsize(dtype)
+    return Case("holdout8_batched_gemv", name, "holdout8", batched_gemv_kernel, {"B": batch, "N": n, "K": k}, dtype,
+                BATCHED_GEMV_CONFIGS, inputs, ("y",), lambda x, cfg: (x["w"], x["x"], x["y"], n, k),
+                lambda cfg: (math.ceil(n / cfg["BLOCK_N"]), batch), reference, tolerance=1e-2,
+                flops=2.0 * batch * n * k, min_bytes=size * batch * (n * k + k + n))
+
+
+def holdout8_cases() -> list[Case]:
+    return [
+        rotary_interleaved_case("holdout8_rotary_interleaved_bf16_t8192_h32_d128", 8192, 32, 128, "bf16"),
+        rotary_interleaved_case("holdout8_rotary_interleaved_fp16_t3000_h8_d64", 3000, 8, 64, "fp16"),
+        silu_mul_rowscale_case("holdout8_silu_mul_rowscale_bf16_4096x11008", 4096, 11008, "bf16"),
+        silu_mul_rowscale_case("holdout8_silu_mul_rowscale_fp16_1000x2731", 1000, 2731, "fp16"),
+        masked_mean_case("holdout8_masked_mean_fp32_8192x4096", 8192, 4096, "fp32"),
+        masked_mean_case("holdout8_masked_mean_bf16_2048x30000", 2048, 30000, "bf16"),
+        kv_dequant_case("holdout8_kv_dequant_bf16_t16384_h8_d128", 16384, 8, 128, "bf16"),
+        kv_dequant_case("holdout8_kv_dequant_fp16_t5000_h4_d96", 5000, 4, 96, "fp16"),
+        batched_gemv_case("holdout8_batched_gemv_bf16_b8_4096x4096", 8, 4096, 4096, "bf16"),
+        batched_gemv_case("holdout8_batched_gemv_fp16_b64_1536x640", 64, 1536, 640, "fp16"),
+    ]
+
+
 def heldout_cases() -> list[Case]:
     return (holdout_cases() + holdout2_cases() + holdout3_cases() + holdout4_cases() + holdout5_cases()
-            + holdout6_cases() + holdout7_cases())
+            + holdout6_cases() + holdout7_cases() + holdout8_cases())

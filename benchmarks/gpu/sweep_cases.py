@@ -467,6 +467,10 @@ def cases() -> list[Case]:
         attention_case("attention_fp16_d128_bh32_s4096", v, 32, 4096, 128, "fp16"),
         attention_case("attention_bf16_d64_bh64_s4096", v, 64, 4096, 64, "bf16"),
         add_case("add_fp32_64M", v, 1 << 26, "fp32"),
+        # measured in December 2026 (second batch): past a bound that is not a multiple of 16 every load and store
+        # moves one element per instruction, 16 bytes apart lane to lane; how those stores reach the L2
+        add_case("add_fp32_unaligned_32M", c, (1 << 25) + 1, "fp32"),
+        add_case("add_bf16_unaligned_48M", c, 3 * (1 << 24) + 3, "bf16"),
     ] + heldout_cases()
 
 
