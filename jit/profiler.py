@@ -510,6 +510,7 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
     element = index[rows.element]
     per_record = rows.element.shape[0]
     results = []
+    efficiency = _dram_run_efficiency(parts, numel, spec, device) if access == "load" else 1.0
     if layout.axes != tuple(range(len(shape))):
         executions = sum(len(data) for data in parts) * weight
         rec.add(line, sampling.scale(_layout_change(numel * itemsize, num_warps, spec), executions, 0))
@@ -533,13 +534,35 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
         order = np.repeat((rank << 32) + iteration, per_record)
         if access == "load":
             results.append(rec.global_access(line, lanes, active, vector * itemsize, program_ids=program_ids,
-                                             weight=weight, order=order, phase=phase))
+                                             weight=weight, order=order, phase=phase, dram_efficiency=efficiency))
         elif access == "store":
             results.append(rec.global_access(line, lanes, active, vector * itemsize, store=True,
                                              program_ids=program_ids, weight=weight, order=order))
         else:
             rec.atomic_access(line, lanes, active, itemsize, program_ids=program_ids, weight=weight, order=order)
     return results
+
+
+def _dram_run_efficiency(parts: list[np.ndarray], numel: int, spec: MachineSpec, device: DeviceAddresses) -> float:
+    """The DRAM bandwidth one load's misses get (MachineSpec.run_efficiency): from the runs of contiguous sectors
+    its first traced execution reads, and whether what runs beside it continues them (the same program's next
+    execution, or the next program in launch order)."""
+    first = parts[0]
+
+    def sectors(row: int) -> np.ndarray:
+        return np.unique(device(first[row:row + 1, 1:1 + numel])[0] // spec.sector_bytes)
+
+    mine = sectors(0)
+    runs = _sector_runs(mine)
+    beside = [row for row in (1, *np.flatnonzero(first[:, 0] == first[0, 0] + 1)[:1]) if row < len(first)]
+    neighbours = any(_sector_runs(np.union1d(mine, other)) < runs + _sector_runs(other)
+                     for other in map(sectors, beside))
+    return spec.run_efficiency(mine.size * spec.sector_bytes / runs, neighbours)
+
+
+def _sector_runs(sectors: np.ndarray) -> int:
+    """How many runs of consecutive ids a sorted array of sector ids holds."""
+    return 1 + int(np.count_nonzero(np.diff(sectors) > 1)) if sectors.size else 0
 
 
 # how the memory system sees each traced op: atomic loads, polls and atomic stores are ordered plain

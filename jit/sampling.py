@@ -203,6 +203,7 @@ def launch_dram(totals: Counters, lines: dict, touched: list[tuple[dict[str, lis
         share = c.store_bytes_moved / stored if stored else 0.0
         phases = {k: int(round(v * read_ratio)) for k, v in c.phase_dram_bytes.items()}
         return dataclasses.replace(c, dram_read_bytes=dram_read, dram_write_bytes=int(round(writes * share)),
+                                   dram_short_run_bytes=int(round(c.dram_short_run_bytes * read_ratio)),
                                    l2_misses=misses, l2_hits=c.l2_hits + c.l2_misses - misses, phase_dram_bytes=phases)
 
     lines = {key: charged(c) for key, c in lines.items()}
@@ -210,4 +211,5 @@ def launch_dram(totals: Counters, lines: dict, touched: list[tuple[dict[str, lis
     return dataclasses.replace(totals, **{f: getattr(moved, f) for f in _DRAM_FIELDS}), lines
 
 
-_DRAM_FIELDS = ("dram_read_bytes", "dram_write_bytes", "l2_hits", "l2_misses", "phase_dram_bytes")
+_DRAM_FIELDS = ("dram_read_bytes", "dram_write_bytes", "dram_short_run_bytes", "l2_hits", "l2_misses",
+                "phase_dram_bytes")

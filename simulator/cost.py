@@ -232,7 +232,7 @@ class _PerProgram:
         self.spill_footprint = spilled * 4 * num_warps * spec.warp_size  # local memory one program keeps
         self.shared_per_program = counters.shared_bytes_per_program
         self.l2_bytes = (counters.global_sectors - counters.l1_hit_sectors) * spec.sector_bytes / n + self.spill_bytes
-        self.dram_bytes = counters.dram_bytes / n
+        self.dram_bytes = (counters.dram_bytes + counters.dram_short_run_bytes) / n  # short runs waste bandwidth
         self.atomic_requests = counters.atomic_line_requests / n
         self.atomic_rate = spec.atomic_rate(counters.atomic_lines)  # line requests per clock, GPU-wide
         self.atomic_serial = counters.atomic_serialized * spec.atomic_serial_cycles / n

@@ -56,6 +56,8 @@ class Counters:
       l2_hits, l2_misses      sector accesses that hit / missed in the L2 model (loads and stores)
       dram_read_bytes         bytes fetched from DRAM on L2 read misses (in dram_atom_bytes units)
       dram_write_bytes        dirty bytes written back to DRAM (evictions and end of launch)
+      dram_short_run_bytes    DRAM bandwidth the reads of short contiguous runs waste, in bytes it could have
+                              moved: dram_read_bytes x (1 / efficiency - 1) (MachineSpec.run_efficiency)
       shared_requests         shared-memory warp instructions
       shared_wavefronts       shared-memory wavefronts after bank conflicts
       shared_bank_conflicts   wavefronts beyond the conflict-free minimum
@@ -112,6 +114,7 @@ class Counters:
     l2_misses: int = 0
     dram_read_bytes: int = 0
     dram_write_bytes: int = 0
+    dram_short_run_bytes: int = 0
     shared_requests: int = 0
     shared_wavefronts: int = 0
     shared_bank_conflicts: int = 0

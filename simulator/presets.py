@@ -55,6 +55,10 @@ H200 = {
     "dram_bytes_per_s": (4.8e12, "H", "datasheet; measured bus 6,016 bit x 3,201 MHz DDR = 4.82 TB/s"),
     "dram_efficiency": (0.885, "H", "1-4 GiB copies: 4,248-4,272 GB/s of 4.8 TB/s; " + _MEASURED),
     "dram_atom_bytes": (64, "L", "strided-copy curve fits 64-B DRAM fetches (research §2)"),
+    "dram_run_efficiency": (((32, 0.78, 0.68), (64, 0.94, 0.71)), "H",
+                            "fp32 tiles of 128 runs 16 KB apart, runs 32-1,024 B, launched so the programs running "
+                            "together read neighbouring or far-apart runs: bandwidth over that of 128-1,024-B runs "
+                            "(benchmarks/gpu/dram_runs.py, simulator/data/h200_dram_runs.json)"),
     "dram_round_cycles": (990.0, "H", "fit of achieved bandwidth against bytes in flight per SM, 105 points (median "
                           "error 3.6 %; " + _CURVE + "); a pointer chase over 2 GiB takes 681 cycles per load"),
     "l2_round_cycles": (673.0, "H", "the same fit over L2-resident re-reads (error 4.5 %); a pointer chase that hits "
@@ -158,6 +162,7 @@ MTT_S5000 = {
     "dram_bytes_per_s": (1.6e12, "H", "musaInfo 20,000 MHz x 640 bit"),
     "dram_efficiency": (0.885, "assumed", "H200's measured copy efficiency"),
     "dram_atom_bytes": (32, "assumed", "not measured; sector-sized DRAM fetches (research §3.1)"),
+    "dram_run_efficiency": (H200["dram_run_efficiency"][0], "assumed", "H200's measured table"),
     **_round_trips(1.5e9),
     "tensor_flops_per_clk": ({"fp8": 1.024e15 / (56 * 1.5e9), "int8": 1.024e15 / (56 * 1.5e9),
                               "fp16": 0.512e15 / (56 * 1.5e9), "bf16": 0.512e15 / (56 * 1.5e9),
@@ -214,6 +219,7 @@ MTT_S4000 = {
     "dram_bytes_per_s": (768e9, "M", "press: 48 GB GDDR6, 384-bit, 768 GB/s"),
     "dram_efficiency": (0.885, "assumed", "H200's measured copy efficiency"),
     "dram_atom_bytes": (32, "assumed", "not measured"),
+    "dram_run_efficiency": (H200["dram_run_efficiency"][0], "assumed", "H200's measured table"),
     **_round_trips(1.5e9),
     "tensor_flops_per_clk": ({"fp16": 1024.0, "bf16": 1024.0, "tf32": 512.0, "int8": 2048.0},
                              "L", "press 98 / 49 / 196 T(FL)OPS (M) over the assumed 64 MPs x 1.5 GHz; "

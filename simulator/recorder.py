@@ -76,22 +76,24 @@ class LaunchCounters:
                                shared_bytes_per_program=shared_bytes_per_program)
         self.lines: dict[LineKey, Counters] = {}
         self._stream: list[tuple] = []  # per batch: sectors, programs, order keys, write, group
-        self._groups: dict[tuple[LineKey, float, str | None], int] = {}  # (line, weight, phase) -> group id
+        self._groups: dict[tuple, int] = {}  # (line, weight, phase, DRAM efficiency) -> group id
         self._extrapolate = extrapolate
         self._atomic_lines: list[np.ndarray] = []  # the lines each batch of atomics touched
 
     def global_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
                       access_bytes: int = 4, *, store: bool = False, program_ids: np.ndarray | None = None,
-                      weight: float = 1.0, order: np.ndarray | None = None, phase: str | None = None) -> GlobalAccess:
+                      weight: float = 1.0, order: np.ndarray | None = None, phase: str | None = None,
+                      dram_efficiency: float = 1.0) -> GlobalAccess:
         """A batch of global load (or store) warp instructions. program_ids and order: one per row, the program
         and the position in that program's execution (the L2 sees programs in launch order, each in its own
-        order); phase: the memory phase the loads belong to (Counters.phase_bytes)."""
+        order); phase: the memory phase the loads belong to (Counters.phase_bytes); dram_efficiency: the DRAM
+        bandwidth its misses get, relative to long runs (MachineSpec.run_efficiency)."""
         result = coalesce(addresses, mask, access_bytes, self.spec, keep_sectors=self.l2 is not None)
         counters = result.to_counters("store" if store else "load")
         if phase is not None:
             counters = counters + Counters(phase_bytes={phase: counters.load_bytes_moved})
         self._add(line, counters.scaled(weight))
-        self._queue(line, result, store, program_ids, weight, order, phase)
+        self._queue(line, result, store, program_ids, weight, order, phase, dram_efficiency)
         return result
 
     def shared_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
@@ -145,7 +147,8 @@ class LaunchCounters:
         self.lines[line] = self.lines.get(line, Counters()) + counters
 
     def _queue(self, line: LineKey, result: GlobalAccess, write: bool, program_ids: np.ndarray | None,
-               weight: float, order: np.ndarray | None = None, phase: str | None = None) -> None:
+               weight: float, order: np.ndarray | None = None, phase: str | None = None,
+               dram_efficiency: float = 1.0) -> None:
         if self.l2 is None or result.sector_ids.size == 0:
             return
 
@@ -154,7 +157,7 @@ class LaunchCounters:
                 return np.zeros(result.sector_ids.size, dtype=np.int64)
             return np.repeat(np.asarray(values, dtype=np.int64), result.sectors)
 
-        group = self._groups.setdefault((line, weight, phase), len(self._groups))
+        group = self._groups.setdefault((line, weight, phase, dram_efficiency), len(self._groups))
         self._stream.append((result.sector_ids, per_sector(program_ids), per_sector(order), write, group))
 
     def _run_l2(self) -> None:
@@ -185,12 +188,13 @@ class LaunchCounters:
         sector_bytes = self.spec.sector_bytes
         for key, h, m, r, served in zip(splits, *sums):
             group, is_first = divmod(int(key), 2)
-            line, weight, phase = keys[group]
+            line, weight, phase, efficiency = keys[group]
             cap = caps.get(group, 1.0) if is_first else 1.0
             # the first touches the cap removes stand for accesses of sectors already in the L2: hits
             dram, l1_sectors = round(weight * cap * r), round(weight * served)
             self._add(line, Counters(l2_hits=round(weight * (h + m * (1 - cap))), l2_misses=round(weight * cap * m),
-                                     dram_read_bytes=dram, l1_hit_sectors=l1_sectors,
+                                     dram_read_bytes=dram, dram_short_run_bytes=round(dram * (1 / efficiency - 1)),
+                                     l1_hit_sectors=l1_sectors,
                                      phase_dram_bytes={phase: dram} if phase else {},
                                      phase_l1_bytes={phase: l1_sectors * sector_bytes} if phase else {}))
         self._stream.clear()

@@ -76,6 +76,9 @@ class MachineSpec:
     dram_bytes_per_s: float
     dram_efficiency: float
     dram_atom_bytes: int
+    # (run bytes, bandwidth relative to long runs when the programs running together read neighbouring runs, when
+    # they read far-apart ones): reads made of short contiguous runs waste DRAM bandwidth
+    dram_run_efficiency: tuple[tuple[int, float, float], ...]
     dram_round_cycles: float  # one round of a loop's loads from DRAM, issue to use, nothing else in flight
     l2_round_cycles: float  # the same from the L2
     l2_load_bytes_per_s: float  # L2-resident loads through the L1 (the round model's L2 bandwidth)
@@ -148,6 +151,16 @@ class MachineSpec:
         L2's measured fall, scaled to that capacity (for the L1 an assumption: no L1 microbenchmark)."""
         near, far = self.l2_reuse_near * capacity, self.l2_reuse_far * capacity
         return np.clip((far - np.asarray(distance, dtype=float)) / max(1.0, far - near), 0.0, 1.0)
+
+    def run_efficiency(self, run_bytes: float, neighbours: bool) -> float:
+        """DRAM bandwidth, relative to long runs, of reads made of `run_bytes`-long contiguous runs: interpolated
+        in the measured table (in log bytes), 1 from twice its longest run on."""
+        if not self.dram_run_efficiency:
+            return 1.0
+        table = list(self.dram_run_efficiency) + [(2 * self.dram_run_efficiency[-1][0], 1.0, 1.0)]
+        runs = np.log([r for r, _, _ in table])
+        values = [near if neighbours else far for _, near, far in table]
+        return float(np.interp(np.log(max(1.0, run_bytes)), runs, values))
 
     def atomic_rate(self, lines: int) -> float:
         """Atomic line requests per clock the L2 serves, GPU-wide, when they fall on `lines` distinct lines:
@@ -281,6 +294,10 @@ def _validate(spec: MachineSpec) -> None:
         value = getattr(spec, name)
         if value & (value - 1):
             raise ValueError(f"MachineSpec {spec.name!r}: {name} must be a power of two, got {value}")
+    runs = [run for run, _, _ in spec.dram_run_efficiency]
+    if runs != sorted(runs) or any(not (0 < e <= 1) for _, *pair in spec.dram_run_efficiency for e in pair):
+        raise ValueError(f"MachineSpec {spec.name!r}: dram_run_efficiency must be (run bytes, near, far) rows by "
+                         "growing run, efficiencies in (0, 1]")
     if not spec.atomic_line_rates or any(rate <= 0 for _, rate in spec.atomic_line_rates):
         raise ValueError(f"MachineSpec {spec.name!r}: atomic_line_rates must be (lines, rate > 0) pairs")
     missing = set(PIPES) - set(spec.simt_lanes_per_clk)

@@ -462,3 +462,33 @@ def test_a_pointer_chase_is_a_serial_phase_that_unrolling_cannot_overlap(rng):
     serial = simulator.estimate(chase.totals, 1, spec).components["latency"]
     unrolled = simulator.estimate(total.totals, 1, spec).components["latency"]
     assert serial > steps * spec.l2_round_cycles / spec.clock_hz > 2 * unrolled
+
+
+@jit
+def column_block_sums(x_ptr, out_ptr, n_cols, ROWS: tl.constexpr, W: tl.constexpr, COLUMNS_FASTEST: tl.constexpr):
+    if COLUMNS_FASTEST:
+        column_block, row_block = tl.program_id(0), tl.program_id(1)
+    else:
+        row_block, column_block = tl.program_id(0), tl.program_id(1)
+    rows = row_block * ROWS + tl.arange(0, ROWS)
+    cols = column_block * W + tl.arange(0, W)
+    x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :])
+    tl.store(out_ptr + (row_block * (n_cols // W) + column_block) * W + tl.arange(0, W), tl.sum(x, axis=0))
+
+
+@pytest.mark.parametrize("width, columns_fastest, efficiency", [(16, False, 0.71), (16, True, 0.94), (8, False, 0.68),
+                                                                 (64, False, 1.0)])
+def test_reads_of_short_runs_waste_dram_bandwidth_as_measured(width, columns_fastest, efficiency):
+    """The DRAM bandwidth a tile's misses get follows its runs of contiguous bytes (here W fp32 values per row, rows
+    apart) and whether the programs running beside it read the neighbouring runs (columns fastest in launch order):
+    the H200's table, simulator/data/h200_dram_runs.json (64-byte runs: 94 % beside neighbours, 71 % far apart)."""
+    rows, n_cols = 32, 256
+    x = RNG.standard_normal((4 * rows, n_cols)).astype(np.float32)
+    out = np.empty(4 * n_cols, np.float32)
+    grid = (n_cols // width, 4) if columns_fastest else (4, n_cols // width)
+    simulator.reset_device_l2()  # a cold L2: every read misses
+    c = profile_one(lambda: column_block_sums[grid](x, out, n_cols, ROWS=rows, W=width,
+                                                    COLUMNS_FASTEST=columns_fastest, machine="h200")).totals
+    np.testing.assert_allclose(out.reshape(4, n_cols), x.reshape(4, rows, n_cols).sum(axis=1), rtol=1e-5, atol=1e-5)
+    assert c.dram_read_bytes > 0
+    assert c.dram_short_run_bytes == pytest.approx(c.dram_read_bytes * (1 / efficiency - 1), rel=0.02, abs=64)

@@ -98,3 +98,14 @@ def test_invalid_specs_are_rejected_with_the_field_named():
 def test_describe_lists_value_confidence_and_note():
     text = get_spec("mtt-s5000").describe()
     assert "units" in text and "musaInfo" in text and "assumed" in text
+
+
+def test_short_runs_interpolate_the_measured_dram_table():
+    spec = get_spec("h200")
+    assert spec.run_efficiency(64, neighbours=False) == pytest.approx(0.71)
+    assert spec.run_efficiency(64, neighbours=True) == pytest.approx(0.94)
+    assert spec.run_efficiency(16, neighbours=False) == pytest.approx(0.68)  # below the table: its shortest run
+    assert spec.run_efficiency(128, neighbours=False) == spec.run_efficiency(4096, neighbours=True) == 1.0
+    assert spec.run_efficiency(32, False) < spec.run_efficiency(48, False) < spec.run_efficiency(64, False)
+    with pytest.raises(ValueError, match="dram_run_efficiency"):
+        dataclasses.replace(spec, dram_run_efficiency=((64, 0.9, 1.2),))
