@@ -3,7 +3,7 @@
 Triton reduces in three stages (jit.layout.reduction_split): each thread folds its own elements in
 register order, lanes combine by butterfly shuffles, then warps through shared memory. Floating-point
 sums depend on that order. The split follows the operand's blocked layout: Triton's default for
-`num_warps` warps of WARP_SIZE lanes, with `vector` elements per thread along the last dim when the
+`num_warps` warps of WARP_SIZE lanes, with `size_per_thread` elements per thread along the last dim when the
 values come from a load, as the reduction inherits the load's layout (its size_per_thread, set by
 jit.passes.assign_vector_widths, at most the tile's elements per thread). Values not loaded get one element
 per thread. The pass sets `split = (per_thread, lanes, warps)`; the code generator and the interpreter add in
@@ -27,8 +27,8 @@ def assign_reduction_order(func: Function, num_warps: int) -> None:
             shape = op.operands[0].type.shape
             per_thread = max(1, math.prod(shape) // (num_warps * WARP_SIZE))
             load = _source_load(op.operands[0], set())
-            vector = 1 if load is None else load.attrs.get("size_per_thread", 1)
-            layout = default_layout(shape, num_warps, WARP_SIZE, min(vector, per_thread))
+            run = 1 if load is None else load.attrs.get("size_per_thread", 1)
+            layout = default_layout(shape, num_warps, WARP_SIZE, min(run, per_thread))
             op.attrs["split"] = reduction_split(layout, op.attrs["axis"])
 
 
