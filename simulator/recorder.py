@@ -177,6 +177,7 @@ class LaunchCounters:
         keys = {v: k for k, v in self._groups.items()}
         weights = np.array([keys[g][1] for g in range(len(keys))])
         lost, l1 = self._reuse(look, programs[look.first], groups[look.first], weights, writes[look.first])
+        l1[split[look.first] % 2 == 1] = 0.0  # a sector no one requested before is in no L1, whatever its line
         moved = look.hits * lost
         read = look.read_bytes + moved / np.maximum(1, look.sectors) * look.atoms * self.spec.dram_atom_bytes
         # what the L1 serves never reaches the L2

@@ -492,3 +492,27 @@ def test_reads_of_short_runs_waste_dram_bandwidth_as_measured(width, columns_fas
     np.testing.assert_allclose(out.reshape(4, n_cols), x.reshape(4, rows, n_cols).sum(axis=1), rtol=1e-5, atol=1e-5)
     assert c.dram_read_bytes > 0
     assert c.dram_short_run_bytes == pytest.approx(c.dram_read_bytes * (1 / efficiency - 1), rel=0.02, abs=64)
+
+
+@jit
+def row_sums(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+    tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
+def test_a_cold_launch_reads_every_byte_from_dram_even_where_neighbours_share_lines():
+    """Rows of 1,000 fp16 values start mid-line, so each 64-element load touches new sectors of a line the load
+    before it (or the program before it) touched: the L1 holds only sectors someone requested, so none of these is
+    an L1 hit and every byte of the input comes from DRAM once."""
+    rows, n_cols = 512, 1000
+    x = RNG.standard_normal((rows, n_cols)).astype(np.float16)
+    out = np.empty(rows, np.float32)
+    simulator.reset_device_l2()
+    c = profile_one(lambda: row_sums[(rows,)](x, out, n_cols, BLOCK=64, machine="h200")).totals
+    np.testing.assert_allclose(out, x.astype(np.float64).sum(axis=1), rtol=1e-3, atol=1e-2)
+    assert c.l1_hit_sectors < c.load_sectors - x.nbytes // 32
+    assert x.nbytes <= c.dram_read_bytes <= 1.1 * x.nbytes
