@@ -105,7 +105,7 @@ def live_profile(func) -> list[tuple[int, float, float]]:
     place); one used inside a loop but defined before it lives through the whole loop (every iteration reads it);
     a loop's carried value lives from the body's start to its last use there, and what the body yields for it
     from its definition on. Floating-point values count their bytes (fp16 packs two to a register), pointer
-    tiles a quarter of their 8 bytes (Triton keeps a base and recomputes offsets per vector), integer indices and
+    tiles a 32-bit offset per vector their access moves (_hoisted_addresses), integer indices and
     masks nothing (recomputed where used) unless they hold data, tiles loaded for a dot of the same loop nothing
     (they are copied to shared memory): the weights that fit Triton's register counts best
     (simulator/data/h200_compile_facts.jsonl, calibration configs; simulator.estimate_registers scales it)."""
@@ -153,9 +153,10 @@ def live_profile(func) -> list[tuple[int, float, float]]:
     staged = _staged_operands(func) | _streamed_values(func, order, loops)
     mma = _accumulator_values(func, staged)
     data = _integer_data(func)
+    vectors = _hoisted_addresses(func, loops, spans, ranges)
     events = []
     for value, first, last in ranges.values():
-        size = 0.0 if id(value) in staged else _register_weight(value.type, id(value) in data)
+        size = 0.0 if id(value) in staged else _register_weight(value.type, id(value) in data, vectors.get(id(value)))
         if size:
             other, acc = (0.0, size) if id(value) in mma else (size, 0.0)
             events += [(first, other, acc), (last + 1, -other, -acc)]
@@ -277,10 +278,53 @@ def _integer_data(func) -> set[int]:
     return found
 
 
-def _register_weight(type_, data: bool = False) -> float:
+def _hoisted_addresses(func, loops: dict[int, list], spans: dict[int, tuple[int, int]],
+                       ranges: dict[int, list]) -> dict[int, int]:
+    """The vector width of each pointer tile a load or store reads; a pointer tile a loop's access reads that no
+    load of the same loop feeds lives through the whole loop: LLVM hoists the loop-invariant part of each vector's
+    offset out of the loop and keeps it in a register (a row sum of 64 x 256 fp16 elements of unaligned rows, one
+    element per access, on 8 warps: 255 registers, h200_compile_facts.jsonl)."""
+    vectors: dict[int, int] = {}
+    for op in func.walk():
+        if op.name not in (OP.TILE_LOAD, OP.TILE_STORE) or not op.operands[0].type.shape:
+            continue
+        pointer = op.operands[0]
+        vectors[id(pointer)] = max(vectors.get(id(pointer), 1), int(op.attrs.get("vector", 4)))
+        entry = ranges.get(id(pointer))
+        inner = loops[id(op)][-1] if loops[id(op)] else None
+        if entry is None or inner is None or _loaded_in(pointer, inner):
+            continue
+        first, end = spans[id(inner)]
+        entry[1], entry[2] = min(entry[1], first), max(entry[2], end)
+    return vectors
+
+
+def _loaded_in(value, loop) -> bool:
+    """Whether a load inside `loop` feeds value (a gather's addresses change with what each iteration reads)."""
+    seen, todo = set(), [value]
+    while todo:
+        op = todo.pop().op
+        if op is None or id(op) in seen or not _inside(op, loop):
+            continue
+        if op.name == OP.TILE_LOAD:
+            return True
+        seen.add(id(op))
+        todo += op.operands
+    return False
+
+
+def _inside(op, loop) -> bool:
+    while op is not None:
+        if op is loop:
+            return True
+        op = op.parent.parent if op.parent is not None else None
+    return False
+
+
+def _register_weight(type_, data: bool = False, vector: int | None = None) -> float:
     if not type_.shape:
         return 0.0
     dtype = type_.dtype
-    if dtype.is_ptr():
-        return 2.0 * math.prod(type_.shape)
+    if dtype.is_ptr():  # a 32-bit offset per vector an access moves, widened onto the 64-bit base where used
+        return 4.0 / (vector or 4) * math.prod(type_.shape)
     return float(math.prod(type_.shape) * dtype.itemsize) if dtype.is_floating() or data else 0.0

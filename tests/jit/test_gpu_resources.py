@@ -121,3 +121,39 @@ def test_a_tile_only_one_fold_reads_is_never_whole_in_registers():
     streamed = live(0)  # what is left: the pointer tile and the `other` constant
     for kept in (1, 2, 3):  # two folds, a store that may alias in between, a loop Triton pipelines
         assert live(kept) >= streamed + tile, kept
+
+
+
+@jit
+def row_moments_kernel(x_ptr, out_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GATHER: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    squares = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for start in range(0, N, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        if GATHER:  # the columns come from memory: each iteration computes new addresses
+            cols = tl.load(out_ptr + 2 * M + cols % N).to(tl.int32)
+        x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=(rows[:, None] < M) & (cols[None, :] < N),
+                    other=0.0).to(tl.float32)
+        total += x
+        squares += x * x
+    tl.store(out_ptr + rows, tl.sum(total, axis=1), mask=rows < M)
+    tl.store(out_ptr + M + rows, tl.sum(squares, axis=1), mask=rows < M)
+
+
+def test_a_loops_loop_invariant_offsets_stay_in_registers_one_per_access():
+    # Triton's H200 build of a 64 x 256 row sum of unaligned fp16 rows (one element per access) on 8 warps takes
+    # 255 registers (simulator/data/h200_compile_facts.jsonl): each element keeps its hoisted offset all loop long
+    tile = 64 * 256
+
+    def live(n: int, gather: bool) -> int:
+        x = np.random.default_rng(2).standard_normal((100, n)).astype(np.float16)
+        out = np.zeros(200 + n, np.float32)
+        compiled = bind(row_moments_kernel, (x, out, 100, n),
+                        {"BLOCK_M": 64, "BLOCK_N": 256, "GATHER": gather}, (2,)).compiled()
+        return gpu_resources.register_bytes(parse_function(compiled.asm["ir"]))
+
+    # one 4-byte offset per element against one per 8-element vector, live beside x * x
+    assert live(1000, False) - live(1024, False) == pytest.approx(4 * tile - 4 * tile // 8, rel=0.05)
+    # addresses that depend on a load of the same iteration are computed there and die at the access, before x * x
+    assert live(1000, True) < live(1000, False) - 2 * tile
