@@ -1,6 +1,6 @@
 """The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
 the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", "holdout3", "holdout4",
-"holdout5", "holdout6", "holdout7", "holdout8").
+"holdout5", "holdout6", "holdout7", "holdout8", "holdout9").
 
 They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
 """
@@ -14,11 +14,13 @@ from heldout_kernels import (
     adamw_kernel,
     add_rmsnorm_kernel,
     argmax_kernel,
+    attention_fwd_kernel,
     batched_gemv_kernel,
     bmm_kernel,
     causal_conv1d_kernel,
     colmax_kernel,
     colsum_atomic_kernel,
+    copy2d_kernel,
     cross_entropy_kernel,
     cumsum_kernel,
     delta_rule_decode_kernel,
@@ -33,11 +35,14 @@ from heldout_kernels import (
     kv_scatter_kernel,
     l2norm_kernel,
     layernorm_looped_kernel,
+    layernorm_rows_kernel,
     linear_act_kernel,
     logsumexp_kernel,
     masked_mean_kernel,
+    matmul_epilogue_kernel,
     mean_pool_kernel,
     moe_combine_kernel,
+    online_softmax_kernel,
     qk_norm_kernel,
     quant_int8_kernel,
     rmsnorm_bwd_kernel,
@@ -1070,6 +1075,152 @@ def holdout8_cases() -> list[Case]:
     ]
 
 
+# --- ninth held-out set (split "holdout9"): ordinary Triton-tutorial kernels in a style the sweep's own lack, at
+# --- shapes no other case uses, measured once and scored once with the model frozen
+
+MATMUL_EPILOGUE_CONFIGS = _grid_configs(
+    {"BLOCK_M": [32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 256], "BLOCK_K": [32, 64, 128], "GROUP_M": [1, 8],
+     "num_warps": [4, 8], "num_stages": [2, 3, 4, 5]}, limit=24, seed=91,
+    keep=lambda c: (c["BLOCK_M"] * c["BLOCK_N"] <= 128 * 32 * c["num_warps"]  # at most 128 fp32 accumulators a thread
+                    and 2 * c["num_stages"] * c["BLOCK_K"] * (c["BLOCK_M"] + c["BLOCK_N"]) <= 227 * 1024))
+
+
+def matmul_epilogue_case(name, m, n, k, dtype):
+    """fp16 / bf16 only: fp32 inputs would multiply in TF32."""
+    def inputs(rng):
+        return {"a": _rand(rng, (m, k), dtype), "b": _rand(rng, (k, n), dtype, 0.05),
+                "bias": _rand(rng, (n,), dtype), "c": np.empty((m, n), _np_dtype(dtype))}
+
+    def reference(x):
+        h = _f32(x["a"]).astype(np.float64) @ _f32(x["b"]).astype(np.float64) + _f32(x["bias"])
+        return {"c": np.where(h >= 0, h, 0.01 * h)}
+
+    size = _itemsize(dtype)
+    return Case("holdout9_matmul_epilogue", name, "holdout9", matmul_epilogue_kernel, {"M": m, "N": n, "K": k}, dtype,
+                MATMUL_EPILOGUE_CONFIGS, inputs, ("c",),
+                lambda x, cfg: (x["a"], x["b"], x["bias"], x["c"], m, n, k, k, 1, n, 1, n, 1),
+                lambda cfg: (math.ceil(m / cfg["BLOCK_M"]) * math.ceil(n / cfg["BLOCK_N"]),), reference,
+                tolerance=2e-2, flops=2.0 * m * n * k, min_bytes=size * (m * k + k * n + m * n + n))
+
+
+ATTENTION_FWD_CONFIGS = _grid_configs({"BLOCK_M": [32, 64, 128], "BLOCK_N": [32, 64, 128], "num_warps": [4, 8],
+                                       "num_stages": [1, 2, 3]}, limit=16, seed=92)
+
+
+def attention_fwd_case(name, batch, heads, seq, d, dtype):
+    shape = (batch, heads, seq, d)
+
+    def inputs(rng):
+        return {"q": _rand(rng, shape, dtype), "k": _rand(rng, shape, dtype), "v": _rand(rng, shape, dtype),
+                "o": np.empty(shape, _np_dtype(dtype))}
+
+    def reference(x):
+        out = np.empty(shape)
+        for b in range(batch):  # one (batch, head) at a time: the scores of all of them at once take gigabytes
+            for h in range(heads):
+                q, k, v = (_f32(x[t][b, h]).astype(np.float64) for t in ("q", "k", "v"))
+                s = q @ k.T / math.sqrt(d)
+                p = np.exp(s - s.max(axis=1, keepdims=True))
+                out[b, h] = (p / p.sum(axis=1, keepdims=True)) @ v
+        return {"o": out}
+
+    size = _itemsize(dtype)
+    return Case("holdout9_attention_fwd", name, "holdout9", attention_fwd_kernel,
+                {"B": batch, "H": heads, "S": seq, "D": d}, dtype,
+                [{"HEAD_DIM": d, **c} for c in ATTENTION_FWD_CONFIGS], inputs, ("o",),
+                lambda x, cfg: (x["q"], x["k"], x["v"], x["o"], heads * seq * d, seq * d, d, heads, seq,
+                                1.0 / math.sqrt(d)),
+                lambda cfg: (math.ceil(seq / cfg["BLOCK_M"]), batch * heads), reference, tolerance=2e-2,
+                flops=4.0 * batch * heads * seq * seq * d, min_bytes=4.0 * size * batch * heads * seq * d)
+
+
+ONLINE_SOFTMAX_CONFIGS = _grid_configs({"BLOCK_N": [256, 512, 1024, 2048, 4096, 8192],
+                                        "num_warps": [1, 2, 4, 8, 16]}, limit=16, seed=93,
+                                       keep=lambda c: 32 * c["num_warps"] <= c["BLOCK_N"] <= 512 * c["num_warps"])
+
+
+def online_softmax_case(name, rows, cols, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (rows, cols), dtype, 2.0), "out": np.empty((rows, cols), _np_dtype(dtype))}
+
+    def reference(x):
+        v = _f32(x["x"]).astype(np.float64)
+        v -= v.max(axis=1, keepdims=True)
+        np.exp(v, out=v)
+        v /= v.sum(axis=1, keepdims=True)
+        return {"out": v}
+
+    size = _itemsize(dtype)
+    return Case("holdout9_online_softmax", name, "holdout9", online_softmax_kernel, {"rows": rows, "cols": cols},
+                dtype, ONLINE_SOFTMAX_CONFIGS, inputs, ("out",), lambda x, cfg: (x["x"], x["out"], cols),
+                lambda cfg: (rows,), reference, tolerance=1e-2, min_bytes=2.0 * size * rows * cols)
+
+
+LN_EPS = 1e-5
+
+
+def layernorm_rows_case(name, rows, cols, dtype):
+    block = _next_pow2(cols)
+    configs = _grid_configs({"BLOCK_M": [1, 2, 4, 8, 16, 32], "num_warps": [1, 2, 4, 8, 16]}, limit=16, seed=94,
+                            keep=lambda c: 32 * c["num_warps"] <= c["BLOCK_M"] * block
+                            <= min(32768, 256 * 32 * c["num_warps"]))
+
+    def inputs(rng):
+        x = rng.standard_normal((rows, cols), dtype=np.float32) * 2.0 + rng.uniform(-1.0, 1.0, (rows, 1))
+        return {"x": x.astype(_np_dtype(dtype)), "w": _rand(rng, (cols,), dtype), "b": _rand(rng, (cols,), dtype),
+                "y": np.empty((rows, cols), _np_dtype(dtype)), "mean": np.empty(rows, np.float32),
+                "rstd": np.empty(rows, np.float32)}
+
+    def reference(x):
+        v = _f32(x["x"]).astype(np.float64)
+        mean = v.mean(axis=1, keepdims=True)
+        rstd = 1 / np.sqrt(((v - mean) ** 2).mean(axis=1, keepdims=True) + LN_EPS)
+        return {"y": (v - mean) * rstd * _f32(x["w"]) + _f32(x["b"]), "mean": mean[:, 0], "rstd": rstd[:, 0]}
+
+    size = _itemsize(dtype)
+    return Case("holdout9_layernorm_rows", name, "holdout9", layernorm_rows_kernel, {"rows": rows, "cols": cols},
+                dtype, [{"BLOCK_N": block, **c} for c in configs], inputs, ("y", "mean", "rstd"),
+                lambda x, cfg: (x["x"], x["y"], x["w"], x["b"], x["mean"], x["rstd"], rows, cols, LN_EPS),
+                lambda cfg: (math.ceil(rows / cfg["BLOCK_M"]),), reference, tolerance=1e-2,
+                min_bytes=2.0 * size * rows * cols + 2.0 * size * cols + 8.0 * rows)
+
+
+COPY2D_CONFIGS = _grid_configs({"BLOCK_M": [16, 32, 64, 128], "BLOCK_N": [16, 32, 64, 128],
+                                "num_warps": [1, 2, 4, 8]}, limit=16, seed=95,
+                               keep=lambda c: 32 * c["num_warps"] <= c["BLOCK_M"] * c["BLOCK_N"]
+                               <= 128 * 32 * c["num_warps"])
+COPY2D_ALPHA = 1.7
+
+
+def copy2d_case(name, m, n, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (m, n), dtype), "out": np.empty((n, m), _np_dtype(dtype))}
+
+    def reference(x):
+        return {"out": COPY2D_ALPHA * _f32(x["x"]).astype(np.float64).T}
+
+    size = _itemsize(dtype)
+    return Case("holdout9_copy2d", name, "holdout9", copy2d_kernel, {"M": m, "N": n}, dtype, COPY2D_CONFIGS, inputs,
+                ("out",), lambda x, cfg: (x["x"], x["out"], m, n, n, 1, m, 1, COPY2D_ALPHA),
+                lambda cfg: (math.ceil(m / cfg["BLOCK_M"]), math.ceil(n / cfg["BLOCK_N"])), reference,
+                tolerance=1e-6 if dtype == "fp32" else 1e-2, min_bytes=2.0 * size * m * n)
+
+
+def holdout9_cases() -> list[Case]:
+    return [
+        matmul_epilogue_case("holdout9_matmul_epilogue_fp16_2000x3000x1000", 2000, 3000, 1000, "fp16"),
+        matmul_epilogue_case("holdout9_matmul_epilogue_bf16_4096x1024x2048", 4096, 1024, 2048, "bf16"),
+        attention_fwd_case("holdout9_attention_fwd_bf16_b2_h16_s3000_d64", 2, 16, 3000, 64, "bf16"),
+        attention_fwd_case("holdout9_attention_fwd_fp16_b1_h32_s2048_d128", 1, 32, 2048, 128, "fp16"),
+        online_softmax_case("holdout9_online_softmax_fp32_4096x50000", 4096, 50000, "fp32"),
+        online_softmax_case("holdout9_online_softmax_bf16_8192x7000", 8192, 7000, "bf16"),
+        layernorm_rows_case("holdout9_layernorm_rows_fp16_16384x768", 16384, 768, "fp16"),
+        layernorm_rows_case("holdout9_layernorm_rows_bf16_4000x3000", 4000, 3000, "bf16"),
+        copy2d_case("holdout9_copy2d_fp32_6000x5000", 6000, 5000, "fp32"),
+        copy2d_case("holdout9_copy2d_bf16_8192x3000", 8192, 3000, "bf16"),
+    ]
+
+
 def heldout_cases() -> list[Case]:
     return (holdout_cases() + holdout2_cases() + holdout3_cases() + holdout4_cases() + holdout5_cases()
-            + holdout6_cases() + holdout7_cases() + holdout8_cases())
+            + holdout6_cases() + holdout7_cases() + holdout8_cases() + holdout9_cases())

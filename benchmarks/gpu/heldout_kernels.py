@@ -717,3 +717,142 @@ def batched_gemv_kernel(w_ptr, x_ptr, y_ptr, N, K, BLOCK_N: tl.constexpr, BLOCK_
         x = tl.load(x_ptr + batch * K + cols, mask=cols < K, other=0.0)
         acc += tl.sum(w.to(tl.float32) * x.to(tl.float32)[None, :], axis=1)
     tl.store(y_ptr + batch * N + rows, acc.to(y_ptr.dtype.element_ty), mask=rows < N)
+
+
+# --- ninth held-out set (split "holdout9"): kernels written for a fresh measurement, ordinary Triton-tutorial
+# --- kernels in a style the sweep's own lack (a matmul with a bias and activation epilogue, non-causal flash
+# --- attention over [batch, heads, seq, dim], a two-pass online softmax, a several-rows LayerNorm that keeps its
+# --- statistics, a strided transposing copy)
+
+
+@jit
+def leaky_relu(x):
+    """max(x, 0.01 x), as Triton tutorial 03's fused activation."""
+    return tl.where(x >= 0, x, 0.01 * x)
+
+
+@jit
+def matmul_epilogue_kernel(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                           stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                           GROUP_M: tl.constexpr):
+    """C = leaky_relu(A @ B + bias) with a bias per column, in Triton tutorial 03's shape: grouped program order, a
+    K loop of masked tiles accumulated in fp32, the epilogue applied before the store in C's type."""
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_left = K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)
+        accumulator += tl.dot(a, b)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    bias = tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
+    c = leaky_relu(accumulator + bias[None, :]).to(c_ptr.dtype.element_ty)
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@jit
+def attention_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, stride_b, stride_h, stride_s, n_heads, seq, sm_scale,
+                         HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Non-causal flash attention forward on q, k, v, o [batch, heads, seq, HEAD_DIM]: one program per (BLOCK_M
+    queries, batch * head) streams every key and value block through an online softmax, K read as K^T tiles."""
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    offset = (off_hz // n_heads).to(tl.int64) * stride_b + (off_hz % n_heads).to(tl.int64) * stride_h
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(q_ptr + offset + offs_m[:, None] * stride_s + offs_d[None, :], mask=offs_m[:, None] < seq, other=0.0)
+    kt_ptrs = k_ptr + offset + offs_d[:, None] + offs_n[None, :] * stride_s
+    v_ptrs = v_ptr + offset + offs_n[:, None] * stride_s + offs_d[None, :]
+    m_i = tl.full([BLOCK_M], -float("inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    for start_n in range(0, seq, BLOCK_N):
+        kv_valid = start_n + offs_n < seq
+        kt = tl.load(kt_ptrs, mask=kv_valid[None, :], other=0.0)
+        qk = tl.where(kv_valid[None, :], tl.dot(q, kt) * sm_scale, -float("inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
+        p = tl.exp(qk - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        v = tl.load(v_ptrs, mask=kv_valid[:, None], other=0.0)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        m_i = m_new
+        kt_ptrs += BLOCK_N * stride_s
+        v_ptrs += BLOCK_N * stride_s
+    o = acc / l_i[:, None]
+    tl.store(o_ptr + offset + offs_m[:, None] * stride_s + offs_d[None, :], o.to(o_ptr.dtype.element_ty),
+             mask=offs_m[:, None] < seq)
+
+
+@jit
+def online_softmax_kernel(x_ptr, out_ptr, n_cols, BLOCK_N: tl.constexpr):
+    """Softmax of rows wider than a block, one program per row: a first pass over BLOCK_N-wide chunks keeps the
+    running max and the sum of exponentials rescaled to it, a second pass reads the row again and writes
+    exp(x - max) / sum."""
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * n_cols
+    out_row = out_ptr + row * n_cols
+    row_max = -float("inf")
+    row_sum = 0.0
+    for start in range(0, n_cols, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        x = tl.load(x_row + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
+        new_max = tl.maximum(row_max, tl.max(x, axis=0))
+        row_sum = row_sum * tl.exp(row_max - new_max) + tl.sum(tl.exp(x - new_max), axis=0)
+        row_max = new_max
+    for start in range(0, n_cols, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        x = tl.load(x_row + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
+        tl.store(out_row + cols, (tl.exp(x - row_max) / row_sum).to(out_ptr.dtype.element_ty), mask=cols < n_cols)
+
+
+@jit
+def layernorm_rows_kernel(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, n_rows, n_cols, eps, BLOCK_M: tl.constexpr,
+                          BLOCK_N: tl.constexpr):
+    """LayerNorm forward, y = (x - mean) * rstd * w + b, of BLOCK_M rows per program, each row one BLOCK_N tile
+    (N rounded up to a power of two); each row's mean and rstd are stored in fp32 for the backward."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    row_mask = rows < n_rows
+    col_mask = cols < n_cols
+    mask = row_mask[:, None] & col_mask[None, :]
+    offs = rows[:, None].to(tl.int64) * n_cols + cols[None, :]
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    mean = tl.sum(x, axis=1) / n_cols
+    centered = tl.where(mask, x - mean[:, None], 0.0)
+    rstd = 1 / tl.sqrt(tl.sum(centered * centered, axis=1) / n_cols + eps)
+    w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
+    b = tl.load(b_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
+    y = centered * rstd[:, None] * w[None, :] + b[None, :]
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(mean_ptr + rows, mean, mask=row_mask)
+    tl.store(rstd_ptr + rows, rstd, mask=row_mask)
+
+
+@jit
+def copy2d_kernel(x_ptr, out_ptr, M, N, stride_xm, stride_xn, stride_om, stride_on, alpha, BLOCK_M: tl.constexpr,
+                  BLOCK_N: tl.constexpr):
+    """out[j, i] = alpha * x[i, j] for x [M, N] and out [N, M] addressed through their strides: one program per
+    BLOCK_M x BLOCK_N tile of x on a 2D grid."""
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    x = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_n[None, :] * stride_xn, mask=mask, other=0.0)
+    y = (x.to(tl.float32) * alpha).to(out_ptr.dtype.element_ty)
+    tl.store(out_ptr + offs_n[None, :] * stride_om + offs_m[:, None] * stride_on, y, mask=mask)
