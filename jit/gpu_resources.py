@@ -18,8 +18,8 @@ _COMBINES = with_trait(Trait.COMBINES)  # reductions and scans
 def shared_bytes(probes, live, spec, num_warps, num_stages, padding) -> int:
     """Shared memory one program allocates: pipelined dot operands plus the largest scratch."""
     scratch = 0
-    staged = max((_buffers(spec, rows, num_warps, num_stages) * nbytes
-                  for rows, nbytes in _staged_dot_groups(probes, live)), default=0)
+    staged = max((_buffers(spec, rows, num_warps, num_stages) * copied + through_registers
+                  for rows, copied, through_registers in _staged_dot_groups(probes, live)), default=0)
     for p in live:
         info = probes[p]
         if info["op"] == OP.TILE_PERMUTE and shared_model.moves_fastest_dim(tuple(info["attrs"]["order"])):
@@ -41,12 +41,14 @@ def _buffers(spec, rows: int, num_warps: int, num_stages: int) -> int:
     return max(1, num_stages if spec.async_mma(rows, num_warps) else num_stages - 1)
 
 
-def _staged_dot_groups(probes, live) -> list[tuple[int, int]]:
-    """(tile rows, bytes of one pipeline stage) per group of dots that read a common loaded tile: a gated MLP's two
-    projections of x stage x once and both weight tiles beside it, so a group holds each distinct operand once.
-    Dots that share no loaded operand (attention's two products) are separate groups, of which the larger sets
-    the allocation, as Triton's did on the attention sweep."""
-    groups: list[tuple[set, dict, int]] = []  # (source loads, operand key -> bytes, tile rows)
+def _staged_dot_groups(probes, live) -> list[tuple[int, int, int]]:
+    """(tile rows, bytes of one pipeline stage copied asynchronously, bytes loaded through registers) per group of
+    dots that read a common loaded tile: a gated MLP's two projections of x stage x once and both weight tiles
+    beside it, so a group holds each distinct operand once. Dots that share no loaded operand (attention's two
+    products) are separate groups, of which the larger sets the allocation, as Triton's did on the attention
+    sweep. An operand loaded through registers (_async_copyable) has one buffer whatever the stages: Triton's
+    fp16 matmuls over rows of 1,000 elements allocate one stage of A and B at 2 to 5 stages."""
+    groups: list[tuple[set, dict, int]] = []  # (source loads, operand key -> (bytes, copied), tile rows)
     for p in live:
         info = probes[p]
         if info["op"] != OP.TILE_DOT:
@@ -55,7 +57,10 @@ def _staged_dot_groups(probes, live) -> list[tuple[int, int]]:
         itemsize = max(1, parse_ir_type(a_type).itemsize)  # B is staged in A's type
         sources = list(info.get("sources") or (None, None))[:2]
         keys = [("load", source[0]) if source else ("reg", p, position) for position, source in enumerate(sources)]
-        operands = dict(zip(keys, (math.prod(a_shape) * itemsize, math.prod(b_shape) * itemsize)))
+        copied = [source is None or _async_copyable(probes[source[0]]["attrs"],
+                                                    parse_ir_type(probes[source[0]]["results"][0][1]).itemsize)
+                  for source in sources]
+        operands = dict(zip(keys, zip((math.prod(a_shape) * itemsize, math.prod(b_shape) * itemsize), copied)))
         loads = {key for key in keys if key[0] == "load"}
         rows = a_shape[-2]
         for group in [group for group in groups if group[0] & loads]:
@@ -64,7 +69,8 @@ def _staged_dot_groups(probes, live) -> list[tuple[int, int]]:
             operands.update(group[1])
             rows = min(rows, group[2])
         groups.append((loads, operands, rows))
-    return [(rows, sum(operands.values())) for _, operands, rows in groups]
+    return [(rows, sum(n for n, copied in operands.values() if copied),
+             sum(n for n, copied in operands.values() if not copied)) for _, operands, rows in groups]
 
 
 _LOOPS = (OP.SCF_FOR, OP.SCF_WHILE)
@@ -105,10 +111,10 @@ def live_profile(func) -> list[tuple[int, float, float]]:
     place); one used inside a loop but defined before it lives through the whole loop (every iteration reads it);
     a loop's carried value lives from the body's start to its last use there, and what the body yields for it
     from its definition on. Floating-point values count their bytes (fp16 packs two to a register), pointer
-    tiles a 32-bit offset per vector their access moves (_hoisted_addresses), integer indices and
-    masks nothing (recomputed where used) unless they hold data, tiles loaded for a dot of the same loop nothing
-    (they are copied to shared memory): the weights that fit Triton's register counts best
-    (simulator/data/h200_compile_facts.jsonl, calibration configs; simulator.estimate_registers scales it)."""
+    tiles their addresses' bytes (_address_bytes), integer indices and masks nothing (recomputed where used)
+    unless they hold data, tiles loaded for a dot of the same loop nothing where an async copy moves them to shared
+    memory (_async_copyable): the weights that fit Triton's register counts best (simulator/data/
+    h200_compile_facts.jsonl, calibration configs; simulator.estimate_registers scales it)."""
     order: dict[int, int] = {}  # id(op) -> position in program order
     spans: dict[int, tuple[int, int]] = {}  # id(op with regions) -> (its position, its body's last)
     loops: dict[int, list] = {}  # id(op) -> the loops that enclose it, outermost first
@@ -153,10 +159,10 @@ def live_profile(func) -> list[tuple[int, float, float]]:
     staged = _staged_operands(func) | _streamed_values(func, order, loops)
     mma = _accumulator_values(func, staged)
     data = _integer_data(func)
-    vectors = _hoisted_addresses(func, loops, spans, ranges)
+    addresses = _address_bytes(func, loops, spans, ranges)
     events = []
     for value, first, last in ranges.values():
-        size = 0.0 if id(value) in staged else _register_weight(value.type, id(value) in data, vectors.get(id(value)))
+        size = 0.0 if id(value) in staged else _register_weight(value.type, id(value) in data, addresses.get(id(value)))
         if size:
             other, acc = (0.0, size) if id(value) in mma else (size, 0.0)
             events += [(first, other, acc), (last + 1, -other, -acc)]
@@ -224,7 +230,8 @@ def _staged_operands(func) -> set[int]:
 
     found: set[int] = set()
     for op in func.walk():
-        if op.name == OP.TILE_LOAD and staged(op.results[0], op.parent):
+        if op.name == OP.TILE_LOAD and _async_copyable(op.attrs, op.results[0].type.dtype.itemsize) and staged(
+                op.results[0], op.parent):
             found.add(id(op.results[0]))
             chain = [use for use, _ in users.get(id(op.results[0]), []) if use.name in _PASS_THROUGH]
             while chain:
@@ -232,6 +239,15 @@ def _staged_operands(func) -> set[int]:
                 found.add(id(step.results[0]))
                 chain += [use for use, _ in users.get(id(step.results[0]), []) if use.name in _PASS_THROUGH]
     return found
+
+
+def _async_copyable(attrs: dict, itemsize: int) -> bool:
+    """Whether Triton's pipeliner can copy a load (its attrs, its element size) into shared memory asynchronously:
+    an async copy moves 4, 8 or 16 bytes per instruction, so an access narrower than 4 bytes (fp16 rows whose
+    stride or bound is not a multiple of 16: one element per instruction) is loaded into registers and stored to
+    shared memory from there. A load strided along the last dim is taken as contiguous along another, which
+    Triton vectorises (a linear layer's [N, K] weight read as K x N)."""
+    return bool(attrs.get("strided")) or attrs.get("vector", 4) * itemsize >= 4
 
 
 def _accumulator_values(func, staged: set[int] = frozenset()) -> set[int]:
@@ -278,25 +294,37 @@ def _integer_data(func) -> set[int]:
     return found
 
 
-def _hoisted_addresses(func, loops: dict[int, list], spans: dict[int, tuple[int, int]],
-                       ranges: dict[int, list]) -> dict[int, int]:
-    """The vector width of each pointer tile a load or store reads; a pointer tile a loop's access reads that no
-    load of the same loop feeds lives through the whole loop: LLVM hoists the loop-invariant part of each vector's
-    offset out of the loop and keeps it in a register (a row sum of 64 x 256 fp16 elements of unaligned rows, one
-    element per access, on 8 warps: 255 registers, h200_compile_facts.jsonl)."""
+def _address_bytes(func, loops: dict[int, list], spans: dict[int, tuple[int, int]],
+                   ranges: dict[int, list]) -> dict[int, float]:
+    """Register bytes per element of each pointer tile a load or store reads: a 32-bit offset per vector the access
+    moves, widened onto the 64-bit base where used, and a whole 64-bit address per vector for a pointer tile a loop
+    carries (each thread advances its own). A pointer tile a loop's access reads that no load of the same loop
+    feeds lives through the whole loop: LLVM hoists the loop-invariant part of each vector's offset out of the
+    loop and keeps it in a register (a row sum of 64 x 256 fp16 elements of unaligned rows, one element per
+    access, on 8 warps: 255 registers, h200_compile_facts.jsonl)."""
     vectors: dict[int, int] = {}
+    narrow: set[int] = set()  # pointer tiles of accesses an async copy cannot move
     for op in func.walk():
         if op.name not in (OP.TILE_LOAD, OP.TILE_STORE) or not op.operands[0].type.shape:
             continue
         pointer = op.operands[0]
         vectors[id(pointer)] = max(vectors.get(id(pointer), 1), int(op.attrs.get("vector", 4)))
+        if op.name == OP.TILE_LOAD and not _async_copyable(op.attrs, op.results[0].type.dtype.itemsize):
+            narrow.add(id(pointer))
         entry = ranges.get(id(pointer))
         inner = loops[id(op)][-1] if loops[id(op)] else None
         if entry is None or inner is None or _loaded_in(pointer, inner):
             continue
         first, end = spans[id(inner)]
         entry[1], entry[2] = min(entry[1], first), max(entry[2], end)
-    return vectors
+    found = {key: 4.0 / vector for key, vector in vectors.items()}
+    for loop in func.walk():
+        if loop.name == OP.SCF_FOR and loop.regions[0].terminator is not None:
+            body = loop.regions[0]
+            for arg, update in zip(body.args[1:], body.terminator.operands):
+                if id(arg) in narrow:
+                    found[id(arg)] = found[id(update)] = 8.0 / vectors[id(arg)]
+    return found
 
 
 def _loaded_in(value, loop) -> bool:
@@ -321,10 +349,10 @@ def _inside(op, loop) -> bool:
     return False
 
 
-def _register_weight(type_, data: bool = False, vector: int | None = None) -> float:
+def _register_weight(type_, data: bool = False, address_bytes: float | None = None) -> float:
     if not type_.shape:
         return 0.0
     dtype = type_.dtype
-    if dtype.is_ptr():  # a 32-bit offset per vector an access moves, widened onto the 64-bit base where used
-        return 4.0 / (vector or 4) * math.prod(type_.shape)
+    if dtype.is_ptr():  # _address_bytes; a pointer tile no access reads is a vector's offset at the widest
+        return (1.0 if address_bytes is None else address_bytes) * math.prod(type_.shape)
     return float(math.prod(type_.shape) * dtype.itemsize) if dtype.is_floating() or data else 0.0

@@ -7,9 +7,10 @@ pointer and mask are built (a small version of Triton's AxisInfo): aranges are c
 multiples of 16 are aligned and other runtime ints are not, and `offsets < bound` holds equal over runs as long as
 both the offsets' start and the bound are known to divide. So a row of 1,000 fp16 values is read one element per
 instruction (the stride and the bound are not multiples of 16), where a row of 1,024 is read eight at a time.
-The pass sets `size_per_thread` (the layout's run along the last dim: the pointer's alone) and `vector` (one
-instruction's: also the mask's); the reduction order (jit.passes.assign_reduction_order) reads the first, the
-profiler's memory counts both.
+The pass sets `size_per_thread` (the layout's run along the last dim: the pointer's alone), `vector` (one
+instruction's: also the mask's) and `strided` where the last dim is not known to be contiguous; the reduction order
+(jit.passes.assign_reduction_order) reads the first, the profiler's memory counts both, the register and shared
+memory estimates (jit.gpu_resources) all three.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ def _widths(op, facts: _Facts) -> tuple[int, int]:
     itemsize = pointer.type.dtype.element_ty.itemsize
     step, alignment = _axis_info(pointer, facts, itemsize)
     if step != 1:
+        op.attrs["strided"] = True  # the widths say nothing of a run along another dim
         return 1, 1
     per_thread = max(1, min(16 // itemsize, alignment // itemsize, pointer.type.shape[-1]))
     return per_thread, max(1, min(per_thread, _constancy(mask, facts)))

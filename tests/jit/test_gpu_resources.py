@@ -157,3 +157,50 @@ def test_a_loops_loop_invariant_offsets_stay_in_registers_one_per_access():
     assert live(1000, False) - live(1024, False) == pytest.approx(4 * tile - 4 * tile // 8, rel=0.05)
     # addresses that depend on a load of the same iteration are computed there and die at the access, before x * x
     assert live(1000, True) < live(1000, False) - 2 * tile
+
+
+@jit
+def advancing_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Triton tutorial 03's K loop: pointer tiles advanced each iteration, masked along K."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * N + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < K - k * BK), other=0.0)
+        b = tl.load(b_ptrs, mask=(rk[:, None] < K - k * BK) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK
+        b_ptrs += BK * N
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def test_dot_operands_an_async_copy_cannot_move_are_loaded_through_registers_into_one_buffer():
+    # Triton's H200 builds of this loop over fp16 rows of 1,000 and 3,000 elements (one element per access: the
+    # strides and K are not multiples of 16) allocate one stage of A and B at 2 to 5 stages, and take 255 registers
+    # and spill where rows of 1,024 and 2,048 take 168 (simulator/data/h200_compile_facts.jsonl, holdout9)
+    bm = bn = bk = 64
+    stages = 4
+
+    def build(m: int, n: int, k: int):
+        rng = np.random.default_rng(5)
+        a, b = rng.standard_normal((m, k)).astype(np.float16), rng.standard_normal((k, n)).astype(np.float16)
+        c = np.empty((m, n), np.float32)
+        args, constexprs = (a, b, c, m, n, k), {"BM": bm, "BN": bn, "BK": bk, "num_stages": stages}
+        grid = (-(-m // bm), -(-n // bn))
+        advancing_matmul_kernel[grid](*args, **constexprs)
+        np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=2e-2, atol=2e-2)
+        # the profiler's (instrumented) build, which carries the pointer tiles as a GPU does
+        return bind(advancing_matmul_kernel, args, constexprs, grid).compiled(instrument=True)
+
+    aligned, unaligned = build(100, 192, 256), build(100, 200, 232)
+    one_stage = 2 * (bm * bk + bk * bn)
+    assert aligned.metadata.shared == stages * one_stage  # warpgroup MMAs: one buffer per stage
+    assert unaligned.metadata.shared == one_stage
+    aligned_live, unaligned_live = (gpu_resources.register_bytes(parse_function(kernel.asm["ir"]))
+                                    for kernel in (aligned, unaligned))
+    # the loaded values (2 bytes each) and a 64-bit address per element, carried through the loop, where aligned
+    # rows keep neither: an async copy moves them, one 64-bit address per 8-element vector
+    assert unaligned_live - aligned_live >= (2 + 8 - 1) * (bm * bk + bk * bn)
