@@ -298,9 +298,10 @@ def _address_bytes(func, loops: dict[int, list], spans: dict[int, tuple[int, int
                    ranges: dict[int, list]) -> dict[int, float]:
     """Register bytes per element of each pointer tile a load or store reads: a 32-bit offset per vector the access
     moves, widened onto the 64-bit base where used, and a whole 64-bit address per vector for a pointer tile a loop
-    carries (each thread advances its own). A pointer tile a loop's access reads that no load of the same loop
-    feeds lives through the whole loop: LLVM hoists the loop-invariant part of each vector's offset out of the
-    loop and keeps it in a register (a row sum of 64 x 256 fp16 elements of unaligned rows, one element per
+    carries to a load an async copy cannot move (each thread advances its own and loads through registers; with
+    async copies Triton's counts fit the offset better). A pointer tile a loop's access reads that no load of the
+    same loop feeds lives through the whole loop: LLVM hoists the loop-invariant part of each vector's offset out
+    of the loop and keeps it in a register (a row sum of 64 x 256 fp16 elements of unaligned rows, one element per
     access, on 8 warps: 255 registers, h200_compile_facts.jsonl)."""
     vectors: dict[int, int] = {}
     narrow: set[int] = set()  # pointer tiles of accesses an async copy cannot move
@@ -353,6 +354,6 @@ def _register_weight(type_, data: bool = False, address_bytes: float | None = No
     if not type_.shape:
         return 0.0
     dtype = type_.dtype
-    if dtype.is_ptr():  # _address_bytes; a pointer tile no access reads is a vector's offset at the widest
+    if dtype.is_ptr():  # _address_bytes; a pointer tile no access reads: an offset per 4-element vector
         return (1.0 if address_bytes is None else address_bytes) * math.prod(type_.shape)
     return float(math.prod(type_.shape) * dtype.itemsize) if dtype.is_floating() or data else 0.0
