@@ -1,6 +1,6 @@
 """The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
 the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", "holdout3", "holdout4",
-"holdout5", "holdout6", "holdout7", "holdout8", "holdout9").
+"holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10").
 
 They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
 """
@@ -16,6 +16,7 @@ from heldout_kernels import (
     argmax_kernel,
     attention_fwd_kernel,
     batched_gemv_kernel,
+    bias_gelu_residual_kernel,
     bmm_kernel,
     causal_conv1d_kernel,
     colmax_kernel,
@@ -25,12 +26,15 @@ from heldout_kernels import (
     cumsum_kernel,
     delta_rule_decode_kernel,
     dropout_kernel,
+    embedding_bwd_kernel,
     embedding_kernel,
     gated_mlp_kernel,
     geglu_kernel,
     gelu_tanh_kernel,
     gemv_kernel,
     groupnorm_kernel,
+    histogram_atomic_kernel,
+    int8_matmul_kernel,
     kv_dequant_kernel,
     kv_scatter_kernel,
     l2norm_kernel,
@@ -43,6 +47,7 @@ from heldout_kernels import (
     mean_pool_kernel,
     moe_combine_kernel,
     online_softmax_kernel,
+    permute_bsh_kernel,
     qk_norm_kernel,
     quant_int8_kernel,
     rmsnorm_bwd_kernel,
@@ -1221,6 +1226,141 @@ def holdout9_cases() -> list[Case]:
     ]
 
 
+# --- tenth held-out set (split "holdout10"): ordinary Triton kernels of kinds no other set has (a batched permute,
+# --- an atomic histogram, an int8 tensor-core matmul, a fused bias + GELU + residual, an embedding backward's
+# --- scatter-add), at shapes no other case uses, measured once and scored once with the model frozen
+
+PERMUTE_BSH_CONFIGS = _grid_configs({"BLOCK_S": [16, 32, 64, 128], "BLOCK_H": [16, 32, 64, 128],
+                                     "num_warps": [1, 2, 4, 8]}, limit=16, seed=101,
+                                    keep=lambda c: 32 * c["num_warps"] <= c["BLOCK_S"] * c["BLOCK_H"]
+                                    <= 128 * 32 * c["num_warps"])
+
+
+def permute_bsh_case(name, batch, seq, hidden, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (batch, seq, hidden), dtype), "out": np.empty((batch, hidden, seq), _np_dtype(dtype))}
+
+    def reference(x):
+        return {"out": _f32(x["x"]).transpose(0, 2, 1)}
+
+    size = _itemsize(dtype)
+    return Case("holdout10_permute_bsh", name, "holdout10", permute_bsh_kernel, {"B": batch, "S": seq, "H": hidden},
+                dtype, PERMUTE_BSH_CONFIGS, inputs, ("out",), lambda x, cfg: (x["x"], x["out"], seq, hidden),
+                lambda cfg: (math.ceil(seq / cfg["BLOCK_S"]), math.ceil(hidden / cfg["BLOCK_H"]), batch), reference,
+                tolerance=1e-6, min_bytes=2.0 * size * batch * seq * hidden)
+
+
+HISTOGRAM_CONFIGS = _grid_configs({"BLOCK": [128, 256, 512, 1024, 2048, 4096, 8192],
+                                   "num_warps": [1, 2, 4, 8]}, limit=16, seed=102,
+                                  keep=lambda c: 32 * c["num_warps"] <= c["BLOCK"] <= 256 * 32 * c["num_warps"])
+
+
+def histogram_case(name, n, bins):
+    """Counts in fp32 (exact below 2^24 a bin), so the check's zeroing (`zero_outputs`) applies to them."""
+    def inputs(rng):
+        return {"x": rng.integers(0, bins, n).astype(np.int32), "hist": np.zeros(bins, np.float32)}
+
+    def reference(x):
+        return {"hist": np.bincount(x["x"], minlength=bins).astype(np.float64)}
+
+    return Case("holdout10_histogram", name, "holdout10", histogram_atomic_kernel, {"n": n, "bins": bins}, "int32",
+                HISTOGRAM_CONFIGS, inputs, ("hist",), lambda x, cfg: (x["x"], x["hist"], n),
+                lambda cfg: (math.ceil(n / cfg["BLOCK"]),), reference, tolerance=1e-6,
+                min_bytes=4.0 * n + 8.0 * bins, extra={"zero_outputs": True})
+
+
+INT8_MATMUL_CONFIGS = _grid_configs(
+    {"BLOCK_M": [32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 256], "BLOCK_K": [32, 64, 128, 256], "GROUP_M": [1, 8],
+     "num_warps": [4, 8], "num_stages": [2, 3, 4, 5]}, limit=24, seed=103,
+    keep=lambda c: (c["BLOCK_M"] * c["BLOCK_N"] <= 128 * 32 * c["num_warps"]  # at most 128 int32 accumulators a thread
+                    and c["num_stages"] * c["BLOCK_K"] * (c["BLOCK_M"] + c["BLOCK_N"]) <= 227 * 1024))
+
+
+def int8_matmul_case(name, m, n, k, out_dtype):
+    """int8 A and B, fp32 scales per row of A and per column of B, C in out_dtype; the case's dtype is "int8"."""
+    def inputs(rng):
+        return {"a": rng.integers(-127, 128, (m, k), dtype=np.int8),
+                "b": rng.integers(-127, 128, (k, n), dtype=np.int8),
+                "scale_a": rng.random(m, dtype=np.float32) * 0.01 + 0.001,
+                "scale_b": rng.random(n, dtype=np.float32) * 0.01 + 0.001, "c": np.empty((m, n), _np_dtype(out_dtype))}
+
+    def reference(x):
+        acc = x["a"].astype(np.float64) @ x["b"].astype(np.float64)  # exact: |sums| < 2^53
+        return {"c": acc * x["scale_a"].astype(np.float64)[:, None] * x["scale_b"].astype(np.float64)[None, :]}
+
+    return Case("holdout10_int8_matmul", name, "holdout10", int8_matmul_kernel, {"M": m, "N": n, "K": k}, "int8",
+                INT8_MATMUL_CONFIGS, inputs, ("c",),
+                lambda x, cfg: (x["a"], x["b"], x["scale_a"], x["scale_b"], x["c"], m, n, k),
+                lambda cfg: (math.ceil(m / cfg["BLOCK_M"]) * math.ceil(n / cfg["BLOCK_N"]),), reference,
+                tolerance=1e-2, flops=2.0 * m * n * k,
+                min_bytes=1.0 * (m * k + k * n) + 4.0 * (m + n) + _itemsize(out_dtype) * m * n)
+
+
+BIAS_GELU_RESIDUAL_CONFIGS = _grid_configs({"BLOCK_M": [1, 4, 8, 16, 32, 64], "BLOCK_N": [32, 64, 128, 256, 512],
+                                            "num_warps": [1, 2, 4, 8]}, limit=16, seed=104,
+                                           keep=lambda c: 32 * c["num_warps"] <= c["BLOCK_M"] * c["BLOCK_N"]
+                                           <= 128 * 32 * c["num_warps"])
+
+
+def bias_gelu_residual_case(name, m, n, dtype):
+    def inputs(rng):
+        return {"x": _rand(rng, (m, n), dtype, 2.0), "bias": _rand(rng, (n,), dtype), "res": _rand(rng, (m, n), dtype),
+                "out": np.empty((m, n), _np_dtype(dtype))}
+
+    def reference(x):
+        h = _f32(x["x"]).astype(np.float64) + _f32(x["bias"])
+        return {"out": 0.5 * h * (1 + np.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h ** 3))) + _f32(x["res"])}
+
+    size = _itemsize(dtype)
+    return Case("holdout10_bias_gelu_residual", name, "holdout10", bias_gelu_residual_kernel, {"M": m, "N": n}, dtype,
+                BIAS_GELU_RESIDUAL_CONFIGS, inputs, ("out",),
+                lambda x, cfg: (x["x"], x["bias"], x["res"], x["out"], m, n),
+                lambda cfg: (math.ceil(m / cfg["BLOCK_M"]), math.ceil(n / cfg["BLOCK_N"])), reference,
+                tolerance=1e-5 if dtype == "fp32" else 1e-2, min_bytes=size * (3.0 * m * n + n))
+
+
+EMBEDDING_BWD_CONFIGS = _grid_configs({"BLOCK_T": [1, 4, 16, 32, 64], "BLOCK_D": [64, 128, 256, 512, 1024],
+                                       "num_warps": [1, 2, 4, 8]}, limit=16, seed=105,
+                                      keep=lambda c: 32 * c["num_warps"] <= c["BLOCK_T"] * c["BLOCK_D"]
+                                      <= 128 * 32 * c["num_warps"])
+
+
+def embedding_bwd_case(name, tokens, dim, vocab, dtype):
+    """The fp32 table is accumulated into: the check zeroes it before the launch (`zero_outputs`)."""
+    def inputs(rng):
+        return {"ids": rng.integers(0, vocab, tokens).astype(np.int32), "grad": _rand(rng, (tokens, dim), dtype),
+                "wgrad": np.zeros((vocab, dim), np.float32)}
+
+    def reference(x):
+        wgrad = np.zeros((vocab, dim))
+        np.add.at(wgrad, x["ids"], _f32(x["grad"]))
+        return {"wgrad": wgrad}
+
+    rows_hit = vocab * (1 - (1 - 1 / vocab) ** tokens)  # expected distinct ids: each row read and written once
+    size = _itemsize(dtype)
+    return Case("holdout10_embedding_bwd", name, "holdout10", embedding_bwd_kernel,
+                {"T": tokens, "D": dim, "V": vocab}, dtype, EMBEDDING_BWD_CONFIGS, inputs, ("wgrad",),
+                lambda x, cfg: (x["ids"], x["grad"], x["wgrad"], tokens, dim),
+                lambda cfg: (math.ceil(tokens / cfg["BLOCK_T"]), math.ceil(dim / cfg["BLOCK_D"])), reference,
+                tolerance=1e-5, min_bytes=size * tokens * dim + 4.0 * tokens + 8.0 * rows_hit * dim,
+                extra={"zero_outputs": True})
+
+
+def holdout10_cases() -> list[Case]:
+    return [
+        permute_bsh_case("holdout10_permute_bsh_fp16_b8_s4096_h1000", 8, 4096, 1000, "fp16"),
+        permute_bsh_case("holdout10_permute_bsh_fp32_b12_s2047_h1536", 12, 2047, 1536, "fp32"),
+        histogram_case("holdout10_histogram_16777216_b4096", 1 << 24, 4096),
+        histogram_case("holdout10_histogram_10000003_b1000", 10_000_003, 1000),
+        int8_matmul_case("holdout10_int8_matmul_bf16out_4096x4096x4096", 4096, 4096, 4096, "bf16"),
+        int8_matmul_case("holdout10_int8_matmul_fp16out_3000x5000x2000", 3000, 5000, 2000, "fp16"),
+        bias_gelu_residual_case("holdout10_bias_gelu_residual_bf16_16384x4096", 16384, 4096, "bf16"),
+        bias_gelu_residual_case("holdout10_bias_gelu_residual_fp32_10000x3000", 10000, 3000, "fp32"),
+        embedding_bwd_case("holdout10_embedding_bwd_fp32_t16384_d1024_v50000", 16384, 1024, 50000, "fp32"),
+        embedding_bwd_case("holdout10_embedding_bwd_bf16_t10000_d3000_v8000", 10000, 3000, 8000, "bf16"),
+    ]
+
+
 def heldout_cases() -> list[Case]:
     return (holdout_cases() + holdout2_cases() + holdout3_cases() + holdout4_cases() + holdout5_cases()
-            + holdout6_cases() + holdout7_cases() + holdout8_cases() + holdout9_cases())
+            + holdout6_cases() + holdout7_cases() + holdout8_cases() + holdout9_cases() + holdout10_cases())

@@ -856,3 +856,94 @@ def copy2d_kernel(x_ptr, out_ptr, M, N, stride_xm, stride_xn, stride_om, stride_
     x = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_n[None, :] * stride_xn, mask=mask, other=0.0)
     y = (x.to(tl.float32) * alpha).to(out_ptr.dtype.element_ty)
     tl.store(out_ptr + offs_n[None, :] * stride_om + offs_m[:, None] * stride_on, y, mask=mask)
+
+
+# --- tenth held-out set (split "holdout10"): kernels written for a fresh measurement, ordinary Triton kernels of
+# --- kinds no other set has (a batched 3-D permute, an atomic histogram, an int8 tensor-core matmul with a scaled
+# --- epilogue, a fused bias + GELU + residual over 2-D tiles, an embedding backward's atomic scatter-add)
+
+
+@jit
+def permute_bsh_kernel(x_ptr, out_ptr, S, H, BLOCK_S: tl.constexpr, BLOCK_H: tl.constexpr):
+    """out[b, h, s] = x[b, s, h] for contiguous x [B, S, H] and out [B, H, S]: one program per BLOCK_S x BLOCK_H
+    tile of one batch on a 3-D grid (S tiles, H tiles, batch)."""
+    offs_s = tl.program_id(0) * BLOCK_S + tl.arange(0, BLOCK_S)
+    offs_h = tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H)
+    batch = tl.program_id(2).to(tl.int64) * S * H
+    mask = (offs_s[:, None] < S) & (offs_h[None, :] < H)
+    x = tl.load(x_ptr + batch + offs_s[:, None] * H + offs_h[None, :], mask=mask)
+    tl.store(out_ptr + batch + offs_h[None, :] * S + offs_s[:, None], x, mask=mask)
+
+
+@jit
+def histogram_atomic_kernel(x_ptr, hist_ptr, n, BLOCK: tl.constexpr):
+    """bincount of int32 values in [0, n_bins) into fp32 counts: each program reads BLOCK values and adds one to
+    each's bin with an atomic (no per-program privatisation, the way it is first written)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    v = tl.load(x_ptr + offs, mask=mask, other=0)
+    tl.atomic_add(hist_ptr + v, tl.full([BLOCK], 1.0, tl.float32), mask=mask)
+
+
+@jit
+def int8_matmul_kernel(a_ptr, b_ptr, scale_a_ptr, scale_b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr,
+                       BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """W8A8 linear layer: C = (A @ B) * scale_a[m] * scale_b[n] for int8 A [M, K] and B [K, N], the dot accumulated
+    exactly in int32 and dequantised in fp32 before C's store in its 16-bit type; grouped program order."""
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * K + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * N + offs_n[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < K - k), other=0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < K - k) & (offs_n[None, :] < N), other=0)
+        acc += tl.dot(a, b)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * N
+    scale_a = tl.load(scale_a_ptr + offs_m, mask=offs_m < M, other=0.0)
+    scale_b = tl.load(scale_b_ptr + offs_n, mask=offs_n < N, other=0.0)
+    c = acc.to(tl.float32) * scale_a[:, None] * scale_b[None, :]
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], c.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def bias_gelu_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, BLOCK_M: tl.constexpr,
+                              BLOCK_N: tl.constexpr):
+    """out = gelu_tanh(x + bias) + residual for x, residual, out [M, N] and a bias per column, one program per
+    BLOCK_M x BLOCK_N tile on a 2-D grid, the math in fp32."""
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    offs = offs_m[:, None].to(tl.int64) * N + offs_n[None, :]
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    bias = tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
+    r = tl.load(res_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    h = x + bias[None, :]
+    u = 0.7978845608028654 * (h + 0.044715 * h * h * h)
+    t = 1.0 - 2.0 / (tl.exp(2.0 * u) + 1.0)  # tanh(u), exact at both ends
+    tl.store(out_ptr + offs, (0.5 * h * (1.0 + t) + r).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@jit
+def embedding_bwd_kernel(ids_ptr, grad_ptr, wgrad_ptr, n_tokens, dim, BLOCK_T: tl.constexpr, BLOCK_D: tl.constexpr):
+    """Embedding backward: wgrad[ids[t], :] += grad[t, :] for grad [tokens, dim] into an fp32 table [vocab, dim]
+    with atomics (repeated ids collide), one program per BLOCK_T tokens x BLOCK_D columns."""
+    tokens = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
+    t_mask = tokens < n_tokens
+    mask = t_mask[:, None] & (cols[None, :] < dim)
+    ids = tl.load(ids_ptr + tokens, mask=t_mask, other=0).to(tl.int64)
+    g = tl.load(grad_ptr + tokens[:, None].to(tl.int64) * dim + cols[None, :], mask=mask, other=0.0)
+    tl.atomic_add(wgrad_ptr + ids[:, None] * dim + cols[None, :], g.to(tl.float32), mask=mask)

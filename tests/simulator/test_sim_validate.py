@@ -108,6 +108,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout7", 10, 0.675, 0.047, 0.117, 0.184),
     ("holdout8", 10, 0.656, 0.083, 0.52, 0.244),
     ("holdout9", 10, 0.747, 0.032, 0.382, 0.163),
+    ("holdout10", 10, 0.305, 0.122, 1.505, 0.93),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -149,7 +150,7 @@ def test_the_readme_figures_hold_on_the_stored_machine_code():
                 main = max(loops, key=lambda loop: loop["load_bytes"])
                 size = main["load_bytes"]
                 waits["up to 16" if size <= 16 else "17-128" if size <= 128 else "over 128"].append(main["waits"])
-    assert sum(map(len, waits.values())) == 745
+    assert sum(map(len, waits.values())) == 793
     assert np.median(waits["up to 16"]) == 1
     assert np.median(waits["17-128"]) == 2 and np.median(waits["over 128"]) == 5 and max(waits["over 128"]) >= 100
 
@@ -179,7 +180,7 @@ def test_the_readme_figures_hold_on_instruction_counts_against_the_machine_code(
                 ratio = c.phase_instructions.get(keys[0], 0) / rounds / warps / (loop["instructions"] / copies)
                 ratios.setdefault(group.family, []).append(ratio)
     median = {family: float(np.median(values)) for family, values in ratios.items()}
-    assert len(median) == 14 and sum(0.9 <= m <= 1.2 for m in median.values()) == 8
+    assert len(median) == 15 and sum(0.9 <= m <= 1.2 for m in median.values()) == 8
     assert median["holdout6_moe_combine"] <= 1.1 and 0.95 <= median["holdout_logsumexp"] <= 1.1
     assert median["holdout5_argmax"] <= 1.5 and median["holdout2_gemv"] <= 1.4
 
@@ -203,9 +204,9 @@ def test_the_readme_figures_hold_on_dram_bandwidth_by_run_length():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.22 s of CPU (p90 0.69 s, at most 2.4 s), as measured
+    """README: modeling one stored config took a median 0.22 s of CPU (p90 0.68 s, at most 2.4 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
-    assert len(seconds) == 2750
-    assert np.median(seconds) <= 0.225 and np.percentile(seconds, 90) <= 0.695 and max(seconds) <= 2.45
+    assert len(seconds) == 2926
+    assert np.median(seconds) <= 0.225 and np.percentile(seconds, 90) <= 0.685 and max(seconds) <= 2.45
