@@ -11,7 +11,7 @@ on one unit, in cycles (per-program counts are launch totals / programs):
              mma_async_min_m), mma_sync_fraction for warp-level MMAs
     issue    max(b * max_pipe I_pipe * warp_size / lanes_pipe, b * I / (schedulers * min(1, A / schedulers *
              warp_issue_ipc)))
-    shared   b * (wavefronts / shared_wavefronts_per_clk + T * mma_transpose_cycles); T = elements of dot
+    shared   b * (wavefronts / shared_wavefronts_per_clk + T * mma_transpose_cycles); T = 32-bit words of dot
              operands of a K-major-only type (mma_kmajor_types: warpgroup MMAs read them only K-major) that
              lie MN-major in memory, transposed through registers into shared memory at every execution
     l2       b * ((sectors - L1 hits) * sector_bytes + spill bytes) / (l2_bytes_per_s / clock / active_units)
@@ -54,7 +54,7 @@ import numpy as np
 
 from simulator.counters import INSTRUCTION_CLASSES, ROW_BUCKETS, Counters
 from simulator.occupancy import Occupancy, Waves, occupancy, register_budget, waves
-from simulator.specs import MachineSpec, ceil_div, current_spec
+from simulator.specs import OPERAND_BYTES, MachineSpec, ceil_div, current_spec
 
 COMPONENTS = ("tensor", "issue", "shared", "l2", "dram", "latency", "atomics")
 BOUNDS = COMPONENTS + ("launch",)
@@ -339,7 +339,9 @@ def _tensor_cycles(counters: Counters, spec: MachineSpec, num_warps: int) -> tup
 
     Tiles that can issue warpgroup MMAs (spec.async_mma) run at the full rate, others issue warp-level MMAs at
     mma_sync_fraction. An operand of a K-major-only type (mma_kmajor_types) laid out MN-major in memory is
-    transposed through registers into shared memory at every execution, mma_transpose_cycles per element.
+    transposed through registers into shared memory at every execution, mma_transpose_cycles per 32-bit word
+    (an fp32 element, four int8: Triton's W8A8 matmul on the H200 transposes B about 4 elements a clock, where
+    TF32 moves one, holdout10).
     fp32 operands without TF32 use the SIMT rate either way."""
     tiles = counters.tensor_tiles or {f"{d}:0:0:0": f for d, f in counters.tensor_flops.items()}
     cycles, transposed = 0.0, 0.0
@@ -352,7 +354,8 @@ def _tensor_cycles(counters: Counters, spec: MachineSpec, num_warps: int) -> tup
         elif dtype in spec.mma_kmajor_types and int(rows):
             executions = flops / (2 * int(rows) * int(cols) * int(depth))
             sizes = (int(rows) * int(depth), int(depth) * int(cols))  # A is M x K, B is K x N
-            transposed += executions * sum(size for size, where in zip(sizes, operands) if where == "mn")
+            words = OPERAND_BYTES.get(dtype, 4) / 4  # moved a 32-bit word at a time: four int8 per fp32's cost
+            transposed += executions * words * sum(size for size, where in zip(sizes, operands) if where == "mn")
         cycles += flops / rate
     return cycles, transposed
 

@@ -232,6 +232,8 @@ DTYPE_ALIASES = {
     "float8_e4m3fn": "fp8", "float8_e5m2": "fp8",
     "i8": "int8",
 }
+# bytes of one element of each tensor-core operand type (tf32 sits in 32 bits)
+OPERAND_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
 
 
 def _rebuild_spec(values: dict) -> MachineSpec:
