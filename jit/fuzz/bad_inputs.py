@@ -79,6 +79,8 @@ def rand(n, dtype=np.float32, seed=0):
     return (np.random.default_rng(seed).standard_normal(n) + 2.0).astype(dtype)
 
 def interrupt_after(seconds):
+    # a shell's background job starts with SIGINT ignored, and Python then installs no KeyboardInterrupt handler
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 '''
 
