@@ -27,9 +27,8 @@ on one unit, in cycles (per-program counts are launch totals / programs):
              rest of the program's work, barriers (barrier_cycles) and cross-warp exchanges (exchange_cycles)
              per warp, the reloads of registers spilled past the L1 (an L2 round trip each), and the drain of
              its last stores and atomics (an L2 round trip after the atomic requests queued ahead of them)
-    atomics  b * (units * R / rate(lines) + atomic_serialized * atomic_serial_cycles); R = atomic sector requests
-             / sectors per line, rate(lines) the measured L2 rate for whole-line requests spread over that many
-             distinct lines
+    atomics  b * (units * R / rate(lines) + atomic_serialized * atomic_serial_cycles); R = atomic line requests,
+             rate(lines) the measured L2 rate for requests spread over that many distinct lines
 
 where A = b * num_warps resident warps and I counts warp instructions (memory ones included). A
 thread that needs more registers than its budget (the per-thread maximum, or the program's share of
@@ -234,10 +233,7 @@ class _PerProgram:
         self.shared_per_program = counters.shared_bytes_per_program
         self.l2_bytes = (counters.global_sectors - counters.l1_hit_sectors) * spec.sector_bytes / n + self.spill_bytes
         self.dram_bytes = (counters.dram_bytes + counters.dram_short_run_bytes) / n  # short runs waste bandwidth
-        # in whole-line requests, the unit of the measured rate (spec.atomic_rate): a request that hits one
-        # sector costs a quarter of one that fills the line (holdout10's histogram: 16.7 M one-sector adds on
-        # 128 lines in 0.65 ms, where the table's rate for whole lines gives 5 ms)
-        self.atomic_requests = counters.atomic_sector_requests / spec.sectors_per_line / n
+        self.atomic_requests = counters.atomic_line_requests / n
         self.atomic_rate = spec.atomic_rate(counters.atomic_lines)  # line requests per clock, GPU-wide
         self.atomic_serial = counters.atomic_serialized * spec.atomic_serial_cycles / n
         self.barrier_cycles = (counters.barriers * spec.barrier_cycles

@@ -66,8 +66,7 @@ class Counters:
       atomic_ops              atomic lane operations (active lanes)
       atomic_serialized       extra serialised steps: sum over instructions of (same-address lanes - 1)
       atomic_max_multiplicity most atomic operations on one address in the launch (max, not sum)
-      atomic_sector_requests  L2 sector requests of atomic warp instructions (one per sector an instruction
-                              touches: the L2 reads, modifies and writes a sector at a time)
+      atomic_line_requests    L2 line requests of atomic warp instructions (one per line an instruction touches)
       atomic_lines            distinct L2 lines the launch's atomics touch (max, not sum): requests to few lines
                               queue at their L2 slices
       barriers                barrier instructions executed, counted per warp
@@ -124,7 +123,7 @@ class Counters:
     atomic_ops: int = 0
     atomic_serialized: int = 0
     atomic_max_multiplicity: int = field(default=0, metadata=_MAX)
-    atomic_sector_requests: int = 0
+    atomic_line_requests: int = 0
     atomic_lines: int = field(default=0, metadata=_MAX)
     barriers: int = 0
     exchanges: int = 0

@@ -107,7 +107,7 @@ class LaunchCounters:
         """A batch of atomic warp instructions; they read and write their sectors at the L2."""
         lines = coalesce(addresses, mask, access_bytes, self.spec, keep_sectors=True)
         counters = atomic_contention(addresses, mask, self.spec).to_counters()
-        self._add(line, (counters + Counters(atomic_sector_requests=lines.total_sectors)).scaled(weight))
+        self._add(line, (counters + Counters(atomic_line_requests=lines.total_lines)).scaled(weight))
         self._atomic_lines.append(np.unique(lines.sector_ids // self.spec.sectors_per_line))
         if self.l2 is not None:
             self._queue(line, lines, True, program_ids, weight, order)

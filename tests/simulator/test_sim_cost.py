@@ -146,21 +146,6 @@ def test_one_hot_atomic_address_serialises_the_grid():
     assert result.seconds >= 100_000 * 2 / 1.98e9
 
 
-def test_atomics_are_charged_by_the_sectors_they_touch_at_the_measured_whole_line_rate():
-    # the L2's atomic rate was measured with requests filling a 128-byte line (h200_atomic_lines.json); a
-    # histogram's scattered adds hit one 32-byte sector each and run about four times as many per second
-    spec = get_spec("h200")
-
-    def atomics(sectors_per_request: int) -> float:
-        c = Counters(atomic_requests=1_000_000, atomic_ops=4_000_000, atomic_lines=128, programs=10_000, num_warps=4,
-                     atomic_sector_requests=1_000_000 * sectors_per_request)
-        return estimate(c, 10_000, spec).components["atomics"]
-
-    whole_lines = atomics(spec.sectors_per_line)
-    assert whole_lines == pytest.approx(1_000_000 / (spec.atomic_rate(128) * spec.clock_hz), rel=0.05)
-    assert atomics(1) == pytest.approx(whole_lines / spec.sectors_per_line, rel=0.05)
-
-
 def test_parameters_come_from_the_spec():
     c = copy_kernel(8192)
     base = get_spec("h200")

@@ -108,7 +108,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout7", 10, 0.675, 0.047, 0.117, 0.184),
     ("holdout8", 10, 0.656, 0.083, 0.52, 0.244),
     ("holdout9", 10, 0.747, 0.032, 0.382, 0.163),
-    ("holdout10", 10, 0.417, 0.122, 1.22, 0.35),
+    ("holdout10", 10, 0.441, 0.122, 1.424, 0.35),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -204,9 +204,9 @@ def test_the_readme_figures_hold_on_dram_bandwidth_by_run_length():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.22 s of CPU (p90 0.68 s, at most 2.5 s), as measured
+    """README: modeling one stored config took a median 0.22 s of CPU (p90 0.68 s, at most 2.4 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
     assert len(seconds) == 2926
-    assert np.median(seconds) <= 0.225 and np.percentile(seconds, 90) <= 0.685 and max(seconds) <= 2.55
+    assert np.median(seconds) <= 0.225 and np.percentile(seconds, 90) <= 0.685 and max(seconds) <= 2.45
