@@ -210,3 +210,12 @@ def test_the_readme_figures_hold_on_modeling_speed():
         seconds = [json.loads(line)["cpu_s"] for line in f]
     assert len(seconds) == 2926
     assert np.median(seconds) <= 0.225 and np.percentile(seconds, 90) <= 0.685 and max(seconds) <= 2.45
+
+
+def test_the_readme_figures_hold_on_atomic_requests_by_sectors():
+    """README: the sectors an atomic request fills barely matter; few lines make small requests 1.7-2.1x as fast."""
+    with open(validate.DATA / "h200_atomic_sectors.json") as f:
+        points = json.load(f)["points"]
+    rate = {(p["lines"], p["sectors_per_request"]): p["requests_per_s"] for p in points}
+    assert all(5.05e9 <= rate[(lines, sectors)] <= 5.85e9 for lines in (1024, 4096, 16384) for sectors in (1, 2, 4))
+    assert all(1.7 <= rate[(lines, 1)] / rate[(lines, 4)] <= 2.15 for lines in (4, 16, 64))
