@@ -159,7 +159,8 @@ def live_profile(func) -> list[tuple[int, float, float]]:
     staged = _staged_operands(func) | _streamed_values(func, order, loops)
     mma = _accumulator_values(func, staged)
     data = _integer_data(func)
-    addresses = _address_bytes(func, loops, spans, ranges)
+    _hoist_addresses(func, loops, spans, ranges)
+    addresses = _address_bytes(func)
     events = []
     for value, first, last in ranges.values():
         size = 0.0 if id(value) in staged else _register_weight(value.type, id(value) in data, addresses.get(id(value)))
@@ -294,30 +295,33 @@ def _integer_data(func) -> set[int]:
     return found
 
 
-def _address_bytes(func, loops: dict[int, list], spans: dict[int, tuple[int, int]],
-                   ranges: dict[int, list]) -> dict[int, float]:
-    """Register bytes per element of each pointer tile a load or store reads: a 32-bit offset per vector the access
-    moves, widened onto the 64-bit base where used, and a whole 64-bit address per vector for a pointer tile a loop
-    carries to a load an async copy cannot move (each thread advances its own and loads through registers; with
-    async copies Triton's counts fit the offset better). A pointer tile a loop's access reads that no load of the
-    same loop feeds lives through the whole loop: LLVM hoists the loop-invariant part of each vector's offset out
-    of the loop and keeps it in a register (a row sum of 64 x 256 fp16 elements of unaligned rows, one element per
-    access, on 8 warps: 255 registers, h200_compile_facts.jsonl)."""
-    vectors: dict[int, int] = {}
-    narrow: set[int] = set()  # pointer tiles of accesses an async copy cannot move
-    for op in func.walk():
-        if op.name not in (OP.TILE_LOAD, OP.TILE_STORE) or not op.operands[0].type.shape:
-            continue
+def _hoist_addresses(func, loops: dict[int, list], spans: dict[int, tuple[int, int]], ranges: dict[int, list]) -> None:
+    """Widen to the whole loop the live range of each pointer tile a loop's access reads that no load of the same
+    loop feeds: LLVM hoists the loop-invariant part of each vector's offset out of the loop and keeps it in a
+    register (a row sum of 64 x 256 fp16 elements of unaligned rows, one element per access, on 8 warps: 255
+    registers, h200_compile_facts.jsonl)."""
+    for op in _accesses(func):
         pointer = op.operands[0]
-        vectors[id(pointer)] = max(vectors.get(id(pointer), 1), int(op.attrs.get("vector", 4)))
-        if op.name == OP.TILE_LOAD and not _async_copyable(op.attrs, op.results[0].type.dtype.itemsize):
-            narrow.add(id(pointer))
         entry = ranges.get(id(pointer))
         inner = loops[id(op)][-1] if loops[id(op)] else None
         if entry is None or inner is None or _loaded_in(pointer, inner):
             continue
         first, end = spans[id(inner)]
         entry[1], entry[2] = min(entry[1], first), max(entry[2], end)
+
+
+def _address_bytes(func) -> dict[int, float]:
+    """Register bytes per element of each pointer tile a load or store reads: a 32-bit offset per vector the access
+    moves, widened onto the 64-bit base where used, and a whole 64-bit address per vector for a pointer tile a loop
+    carries to a load an async copy cannot move (each thread advances its own and loads through registers; with
+    async copies Triton's counts fit the offset better)."""
+    vectors: dict[int, int] = {}
+    narrow: set[int] = set()  # pointer tiles of accesses an async copy cannot move
+    for op in _accesses(func):
+        pointer = op.operands[0]
+        vectors[id(pointer)] = max(vectors.get(id(pointer), 1), int(op.attrs.get("vector", 4)))
+        if op.name == OP.TILE_LOAD and not _async_copyable(op.attrs, op.results[0].type.dtype.itemsize):
+            narrow.add(id(pointer))
     found = {key: 4.0 / vector for key, vector in vectors.items()}
     for loop in func.walk():
         if loop.name == OP.SCF_FOR and loop.regions[0].terminator is not None:
@@ -326,6 +330,11 @@ def _address_bytes(func, loops: dict[int, list], spans: dict[int, tuple[int, int
                 if id(arg) in narrow:
                     found[id(arg)] = found[id(update)] = 8.0 / vectors[id(arg)]
     return found
+
+
+def _accesses(func):
+    """The loads and stores of tiles (not scalars)."""
+    return (op for op in func.walk() if op.name in (OP.TILE_LOAD, OP.TILE_STORE) and op.operands[0].type.shape)
 
 
 def _loaded_in(value, loop) -> bool:

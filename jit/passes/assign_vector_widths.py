@@ -33,7 +33,9 @@ def assign_vector_widths(func: Function, divisible: frozenset[str] = frozenset()
     facts = _Facts({value: name in divisible for name, value in zip(func.arg_names, func.body.args)})
     for op in func.walk():
         if op.name in (OP.TILE_LOAD, OP.TILE_STORE) and not op.operands[0].type.is_scalar:
-            op.attrs["size_per_thread"], op.attrs["vector"] = _widths(op, facts)
+            op.attrs["size_per_thread"], op.attrs["vector"], strided = _widths(op, facts)
+            if strided:  # the widths say nothing of a run along another dim
+                op.attrs["strided"] = True
 
 
 @dataclass
@@ -45,18 +47,18 @@ class _Facts:
     visiting: set = field(default_factory=set)
 
 
-def _widths(op, facts: _Facts) -> tuple[int, int]:
-    """(elements a thread holds along the last dim, elements one instruction moves). Triton lays the tile out by
+def _widths(op, facts: _Facts) -> tuple[int, int, bool]:
+    """(elements a thread holds along the last dim, elements one instruction moves, whether the last dim is not
+    known to be contiguous). Triton lays the tile out by
     the pointer alone (its coalescing pass) and narrows each instruction to what the mask keeps equal when it lowers
     the access, so a thread holding 4 fp32 values past an unaligned bound reads them with 4 instructions."""
     pointer, mask = op.operands[0], op.operands[1 if op.name == OP.TILE_LOAD else 2]  # load (ptr, mask, other)
     itemsize = pointer.type.dtype.element_ty.itemsize
     step, alignment = _axis_info(pointer, facts, itemsize)
     if step != 1:
-        op.attrs["strided"] = True  # the widths say nothing of a run along another dim
-        return 1, 1
+        return 1, 1, True
     per_thread = max(1, min(16 // itemsize, alignment // itemsize, pointer.type.shape[-1]))
-    return per_thread, max(1, min(per_thread, _constancy(mask, facts)))
+    return per_thread, max(1, min(per_thread, _constancy(mask, facts))), False
 
 
 def _constancy(mask: Value, facts: _Facts) -> int:
