@@ -443,7 +443,10 @@ def _layout(info: dict, parts: list[np.ndarray], spec: MachineSpec, num_warps: i
     view = tuple(shape[a] for a in axes)
     index = np.arange(numel).reshape(shape).transpose(axes).ravel()
     threads = num_warps * spec.warp_size
-    per_thread = 1 if OPS[info["op"]].cls == "atomic" else _vector_width(head[:, index], view, itemsize, threads)
+    per_thread = _vector_width(head[:, index], view, itemsize, threads)
+    if OPS[info["op"]].cls == "atomic":  # only float adds the compiler widened, as wide as the machine's atomics go
+        widest = spec.atomic_vector_bytes // itemsize if "size_per_thread" in info["attrs"] else 1
+        per_thread = min(per_thread, max(1, widest))
     vector = per_thread
     if shape and axes[-1] == len(shape) - 1:  # no wider than the compiler can prove (jit.passes.assign_vector_widths)
         per_thread = min(per_thread, info["attrs"].get("size_per_thread", per_thread))
@@ -539,7 +542,9 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
             results.append(rec.global_access(line, lanes, active, vector * itemsize, store=True,
                                              program_ids=program_ids, weight=weight, order=order))
         else:
-            rec.atomic_access(line, lanes, active, itemsize, program_ids=program_ids, weight=weight, order=order)
+            rec.atomic_access(line, lanes, active, vector * itemsize, elements=vector,
+                              fenced=info["attrs"].get("sem", "acq_rel") != "relaxed", program_ids=program_ids,
+                              weight=weight, order=order)
     return results
 
 

@@ -152,9 +152,9 @@ def scale(counters: Counters, factor: float, programs: int) -> Counters:
     """Counters of `programs` programs estimated from a sample: additive fields times `factor`."""
     scaled = dataclasses.replace(counters.scaled(factor), programs=programs)
     sampled = counters.programs
-    if counters.atomic_max_multiplicity >= sampled > 0:  # one hot address shared by every program
-        hot = int(round(counters.atomic_max_multiplicity * factor))
-        scaled = dataclasses.replace(scaled, atomic_max_multiplicity=hot)
+    for name in ("atomic_max_multiplicity", "atomic_hot_line_requests"):  # an address or line every program hits
+        if getattr(counters, name) >= sampled > 0:
+            scaled = dataclasses.replace(scaled, **{name: int(round(getattr(counters, name) * factor))})
     return scaled
 
 

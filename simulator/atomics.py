@@ -42,17 +42,19 @@ def atomic_contention(
     addresses: np.ndarray,
     mask: np.ndarray | None = None,
     spec: MachineSpec | str | None = None,
+    elements: int = 1,
 ) -> AtomicAccess:
     """Same-address multiplicity of atomic warp instructions.
 
-    addresses: int64 [instructions, warp_size] byte addresses; mask: bool, True = active lane.
+    addresses: int64 [instructions, warp_size] byte addresses of each lane's first element; mask: bool, True =
+    active lane; elements: consecutive elements each lane updates (a vector atomic: Hopper adds 4 fp32 a lane).
     `launch_multiplicity` is the most operations on a single address over all rows given, so
     pass all of a launch's atomics in one call (or take the max of the calls' values).
     """
     spec = current_spec(spec)
     addr, active = as_lanes(addresses, mask)
     n, width = addr.shape
-    ops = active_counts(addr.shape, active)
+    ops = active_counts(addr.shape, active) * elements
     ordered, fresh, valid_sorted = sorted_distinct(addr.copy() if active is None else addr, active)
     distinct = fresh.sum(axis=1)
     multiplicity = longest_runs(fresh, valid_sorted)
@@ -66,5 +68,5 @@ def atomic_contention(
 
     values = ordered.ravel() if valid_sorted is None else ordered[valid_sorted]
     launch = int(np.unique(values, return_counts=True)[1].max()) if values.size else 0
-    return AtomicAccess(requests=requests, ops=ops, serialized=ops - distinct,
+    return AtomicAccess(requests=requests, ops=ops, serialized=ops - distinct * elements,
                         multiplicity=multiplicity, launch_multiplicity=launch)

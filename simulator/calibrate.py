@@ -6,7 +6,8 @@ dram_efficiency (large copy), l2_bytes_per_s (L2-resident re-reads, L1 bypassed)
 dram_chase_cycles and l2_chase_cycles (pointer chases through DRAM and through L2, for reference),
 launch_overhead_s (an empty kernel timed like a user would), barrier_cycles (back-to-back
 barriers of 4 warps), tensor_efficiency (large bf16 GEMM) and atomic_serial_cycles (atomics to one
-address). `--atomics OUT.json` measures atomic_line_rates (atomic requests spread over 1-65,536 lines).
+address). `--fit-atomics PATTERNS.json` turns benchmarks/gpu/atomic_patterns.py's times into the atomic rates
+(fit_atomics).
 `--curve OUT.json` measures achieved bandwidth against bytes in flight per unit (concurrency_curve) and
 `--fit-curve CURVE.json` turns such a curve into the round-trip fields (dram_round_cycles, l2_round_cycles,
 l2_load_bytes_per_s, the queue exponents). Nothing else in the simulator imports this module: the simulator
@@ -210,32 +211,54 @@ def concurrency_curve(units: int | None = None) -> list[dict[str, float]]:
     return points
 
 
-def atomic_lines(units: int | None = None) -> list[dict[str, float]]:
-    """Throughput of atomic adds against how many L2 lines they fall on. Every warp instruction adds 32 fp32
-    values to one 128-B line (one line per instruction, as a column sum's atomics do); the instructions of the
-    launch spread over `lines` lines. Same-line requests queue at the line's L2 slice."""
-    import torch
-    import triton
-    import triton.language as tl
-    from triton.testing import do_bench
+def fit_atomics(points: list[dict], units: int, clock_hz: float, l2_bytes: int, max_programs_per_unit: int,
+                launch_overhead_s: float) -> dict[str, float]:
+    """Atomic parameters from benchmarks/gpu/atomic_patterns.py's points (times less the launch overhead).
 
-    @triton.jit
-    def add_lines(dst, n_lines, REPS: tl.constexpr):
-        pid = tl.program_id(0)
-        lane = tl.arange(0, 32)
-        for r in range(REPS):
-            line = (pid * REPS + r) % n_lines
-            tl.atomic_add(dst + line * 32 + lane, 1.0)
+    Spread over many L2-resident lines, a fenced launch takes ops / atomic_ops_per_clk + line requests /
+    atomic_line_requests_per_clk (least squares over the points of 2+ warps a program); relaxed points give
+    the two relaxed rates the same way. Where the time is well above that (1.5x), the requests to the hottest
+    line set it: atomic_line_cycles is the median time per request to it over those patterns. Programs of one warp
+    hold too few warps to reach either rate: their time gives a fenced atomic's round trip, atomic_round_cycles."""
+    import numpy as np
 
-    units = units or torch.cuda.get_device_properties(0).multi_processor_count
-    grid, reps = units * 64, 64
-    points = []
-    for lines in (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536):
-        dst = torch.zeros(lines * 32, device="cuda")
-        seconds = do_bench(lambda: add_lines[(grid,)](dst, lines, REPS=reps, num_warps=1), warmup=5, rep=40) * 1e-3
-        points.append({"lines": lines, "requests": grid * reps, "seconds": seconds,
-                       "requests_per_s": grid * reps / seconds})
-    return points
+    def seconds(p: dict) -> float:
+        return p["seconds"] - launch_overhead_s
+
+    timed = [p for p in points if "seconds" in p]
+    spread = [p for p in timed if p["lines"] >= 4096 and p["lines"] * 128 <= l2_bytes and p["warps"] >= 2
+              and p["reps"] > 1]
+
+    def rates(chosen: list[dict]) -> tuple[float, float]:
+        a = np.array([[p["total"], p["line_requests"]] for p in chosen], dtype=float)
+        return tuple(np.linalg.lstsq(a, np.array([seconds(p) for p in chosen]), rcond=None)[0])
+
+    fits = {sem: rates([p for p in spread if (p["sem"] == "relaxed") == (sem == "relaxed")])
+            for sem in ("fenced", "relaxed")}
+
+    def throughput(p: dict) -> float:
+        per_op, per_line = fits["relaxed" if p["sem"] == "relaxed" else "fenced"]
+        return p["total"] * per_op + p["line_requests"] * per_line
+
+    base = [p for p in timed if p["warps"] == 4 and p["unroll"] == 1 and p["reps"] == 8 and p["sem"] != "relaxed"
+            and not p["use_old"] and p["lines"] * 128 <= l2_bytes]
+    hot = [seconds(p) / p["hottest_line_requests"] for p in base if seconds(p) > 1.5 * throughput(p)]
+    line_cycles = float(np.median(hot)) * clock_hz
+    round_trips = []
+    for p in timed:
+        bound = max(throughput(p), p["hottest_line_requests"] * line_cycles / clock_hz)
+        if p["warps"] == 1 and seconds(p) > 1.2 * bound:
+            programs = p["total"] // (32 * p["unroll"] * p["reps"])
+            rounds = programs / (units * max_programs_per_unit)  # each resident warp's atomics, one after another
+            round_trips.append(seconds(p) * clock_hz / (rounds * p["unroll"] * p["reps"]))
+    fitted = {"atomic_ops_per_clk": 1 / (fits["fenced"][0] * clock_hz),
+              "atomic_line_requests_per_clk": 1 / (fits["fenced"][1] * clock_hz),
+              "atomic_relaxed_ops_per_clk": 1 / (fits["relaxed"][0] * clock_hz),
+              "atomic_relaxed_line_requests_per_clk": 1 / (fits["relaxed"][1] * clock_hz),
+              "atomic_line_cycles": line_cycles, "hot_line_patterns": len(hot)}
+    if round_trips:
+        fitted["atomic_round_cycles"] = float(np.median(round_trips))
+    return {key: round(value, 1) if isinstance(value, float) else value for key, value in fitted.items()}
 
 
 def fit_curve(points: list[dict[str, float]], units: int, clock_hz: float) -> dict[str, float]:
@@ -291,12 +314,12 @@ def main(argv: list[str]) -> None:
         with open(argv[1], encoding="utf-8") as f:
             print(json.dumps(fit_curve(json.load(f), h200.units, h200.clock_hz), indent=2))
         return
-    if argv[:1] == ["--atomics"]:  # python -m simulator.calibrate --atomics OUT.json
-        points = atomic_lines()
-        for p in points:
-            print(f"{p['lines']:6d} lines: {p['requests_per_s'] / 1e9:8.2f} G requests/s")
-        with open(argv[1], "w", encoding="utf-8") as f:
-            json.dump(points, f, indent=1)
+    if argv[:1] == ["--fit-atomics"]:  # python -m simulator.calibrate --fit-atomics PATTERNS.json: the spec values
+        h200 = get_spec("h200")
+        with open(argv[1], encoding="utf-8") as f:
+            points = json.load(f)["points"]
+        print(json.dumps(fit_atomics(points, h200.units, h200.clock_hz, h200.l2_bytes, h200.max_programs_per_unit,
+                                     h200.launch_overhead_s), indent=2))
         return
     if argv[:1] == ["--curve"]:  # python -m simulator.calibrate --curve OUT.json
         points = concurrency_curve()

@@ -26,16 +26,20 @@ on one unit, in cycles (per-program counts are launch totals / programs):
              other instructions / (num_warps * warp_issue_ipc) + its dots at the unit's tensor rate. Plus the
              rest of the program's work, barriers (barrier_cycles) and cross-warp exchanges (exchange_cycles)
              per warp, the reloads of registers spilled past the L1 (an L2 round trip each), and the drain of
-             its last stores and atomics (an L2 round trip after the atomic requests queued ahead of them)
-    atomics  b * (units * R / rate(lines) + atomic_serialized * atomic_serial_cycles); R = atomic line requests,
-             rate(lines) the measured L2 rate for requests spread over that many distinct lines
+             its last stores and atomics (an L2 round trip after the atomics queued ahead of them), and per warp
+             the round trips of its fenced atomics after the first (atomic_round_cycles: each waits for the last)
+    atomics  b * (units * max(ops / atomic_ops_per_clk + R / atomic_line_requests_per_clk, H * atomic_line_cycles)
+             + atomic_serialized * atomic_serial_cycles); ops = atomic element operations, R = the line requests of
+             atomic warp instructions (one per line an instruction touches), at the relaxed rates for relaxed
+             atomics; H = the program's share of the requests to the launch's hottest line
 
 where A = b * num_warps resident warps and I counts warp instructions (memory ones included). A
 thread that needs more registers than its budget (the per-thread maximum, or the program's share of
 the unit's registers) spills the rest: each spilled register costs spill_traffic local-memory
 stores and reloads per iteration, on the memory pipe and through L2. T_wave = max + alpha * (sum -
 max); the kernel takes launch_overhead_s + sum over waves / clock_hz, and at least
-atomic_max_multiplicity * atomic_serial_cycles (one hot address serialises the whole grid). When the
+atomic_max_multiplicity * atomic_serial_cycles (one hot address serialises the whole grid) and
+atomic_hot_line_requests * atomic_line_cycles (one line serves its requests one after another). When the
 programs' work varies along the grid's first dim (Counters.row_work: causal attention, a paged decode's
 sequences), the waves give way to the slots filling in launch order: each program takes the first slot
 that frees up, for the wave time of a program with its work (the average program's counts scaled by
@@ -156,7 +160,8 @@ def estimate(counters: Counters, grid: int | tuple[int, ...] | None = None,
                     for w in schedule]
         totals = {name: value * scheduled / start for name, value in totals.items()}
         start = scheduled
-    contention = counters.atomic_max_multiplicity * spec.atomic_serial_cycles / spec.clock_hz
+    contention = max(counters.atomic_max_multiplicity * spec.atomic_serial_cycles,
+                     counters.atomic_hot_line_requests * spec.atomic_line_cycles) / spec.clock_hz
     body = max(start, contention)
     totals["atomics"] = max(totals["atomics"], contention)
     totals["launch"] = spec.launch_overhead_s
@@ -233,9 +238,12 @@ class _PerProgram:
         self.shared_per_program = counters.shared_bytes_per_program
         self.l2_bytes = (counters.global_sectors - counters.l1_hit_sectors) * spec.sector_bytes / n + self.spill_bytes
         self.dram_bytes = (counters.dram_bytes + counters.dram_short_run_bytes) / n  # short runs waste bandwidth
-        self.atomic_requests = counters.atomic_line_requests / n
-        self.atomic_rate = spec.atomic_rate(counters.atomic_lines)  # line requests per clock, GPU-wide
+        self.atomic_cycles = _atomic_cycles(counters, spec) / n  # GPU-wide, at the L2
+        # the hottest line's requests, shared by the programs (a histogram's every program adds to its bins)
+        self.hot_line_cycles = counters.atomic_hot_line_requests * spec.atomic_line_cycles / n
         self.atomic_serial = counters.atomic_serialized * spec.atomic_serial_cycles / n
+        # a warp's fenced atomic waits for the round trip of the one before it
+        self.atomic_waits = max(0.0, counters.atomic_fenced_requests / n / num_warps - 1) * spec.atomic_round_cycles
         self.barrier_cycles = (counters.barriers * spec.barrier_cycles
                                + counters.exchanges * spec.exchange_cycles) / n / num_warps
         # a program's slot frees once its last stores are acknowledged by the L2
@@ -262,15 +270,14 @@ class _PerProgram:
             phase_flops += phase.flops * phase.rounds
         rest = (max(0.0, self.instructions - self.memory_instructions - phase_work) * per_warp
                 + max(0.0, self.tensor_cycles - phase_flops * self.tensor_per_flop))
-        return cycles + rest + self.barrier_cycles + self.drain(spec, per_unit * units)
+        return cycles + rest + self.barrier_cycles + self.atomic_waits + self.drain(spec, per_unit * units)
 
     def drain(self, spec: MachineSpec, resident: int) -> float:
-        """Cycles until a program's last stores and atomics are acknowledged: an L2 round trip, after the atomic
-        requests every resident program has queued at the lines they fall on."""
+        """Cycles until a program's last stores and atomics are acknowledged: an L2 round trip, after the atomics
+        every resident program has queued at the L2."""
         if not self.drains:
             return 0.0
-        queued = resident * self.atomic_requests / self.atomic_rate if self.atomic_requests else 0.0
-        return spec.l2_round_cycles + queued
+        return spec.l2_round_cycles + resident * self.atomic_cycles
 
 
 @dataclass(frozen=True)
@@ -360,6 +367,19 @@ def _tensor_cycles(counters: Counters, spec: MachineSpec, num_warps: int) -> tup
     return cycles, transposed
 
 
+def _atomic_cycles(counters: Counters, spec: MachineSpec) -> float:
+    """Cycles the L2 takes over a launch's atomics spread over many lines, fenced and relaxed at their own rates
+    (the line requests shared in proportion to the operations)."""
+    if not counters.atomic_ops:
+        return 0.0
+    relaxed = counters.atomic_relaxed_ops / counters.atomic_ops
+    requests = counters.atomic_line_requests
+    return ((counters.atomic_ops - counters.atomic_relaxed_ops) / spec.atomic_ops_per_clk
+            + counters.atomic_relaxed_ops / spec.atomic_relaxed_ops_per_clk
+            + requests * (1 - relaxed) / spec.atomic_line_requests_per_clk
+            + requests * relaxed / spec.atomic_relaxed_line_requests_per_clk)
+
+
 def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: int,
                      num_warps: int) -> dict[str, float]:
     """Cycles of each component for one wave with `per_unit` programs on each of `units` units."""
@@ -382,7 +402,7 @@ def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: in
         "l2": per_unit * p.l2_bytes / l2_per_clk,
         "dram": per_unit * (p.dram_bytes + spill_dram) / dram_per_clk,
         "latency": p.critical_path(spec, per_unit, units) + spill_wait,
-        "atomics": per_unit * (units * p.atomic_requests / p.atomic_rate + p.atomic_serial),
+        "atomics": per_unit * (units * max(p.atomic_cycles, p.hot_line_cycles) + p.atomic_serial),
     }
 
 

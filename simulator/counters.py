@@ -63,12 +63,15 @@ class Counters:
       shared_bank_conflicts   wavefronts beyond the conflict-free minimum
       shared_bytes            bytes moved through shared memory by active lanes
       atomic_requests         atomic warp instructions
-      atomic_ops              atomic lane operations (active lanes)
+      atomic_fenced_requests  of them, those ordered by fences (any sem but relaxed; Triton's default acq_rel puts
+                              a barrier before each): a warp's next one waits for the previous one's round trip
+      atomic_ops              atomic element operations (active lanes x elements each updates)
+      atomic_relaxed_ops      of them, those with relaxed ordering (no fence: served at a higher rate)
       atomic_serialized       extra serialised steps: sum over instructions of (same-address lanes - 1)
       atomic_max_multiplicity most atomic operations on one address in the launch (max, not sum)
       atomic_line_requests    L2 line requests of atomic warp instructions (one per line an instruction touches)
-      atomic_lines            distinct L2 lines the launch's atomics touch (max, not sum): requests to few lines
-                              queue at their L2 slices
+      atomic_hot_line_requests  most atomic line requests to one L2 line in the launch (max, not sum): requests
+                              to one line are served one after another
       barriers                barrier instructions executed, counted per warp
       exchanges               cross-warp exchanges through shared memory (store, barrier, load: reductions across
                               warps, layout changes), counted per warp; their barriers are in `barriers` too
@@ -120,11 +123,13 @@ class Counters:
     shared_bank_conflicts: int = 0
     shared_bytes: int = 0
     atomic_requests: int = 0
+    atomic_fenced_requests: int = 0
     atomic_ops: int = 0
+    atomic_relaxed_ops: int = 0
     atomic_serialized: int = 0
     atomic_max_multiplicity: int = field(default=0, metadata=_MAX)
     atomic_line_requests: int = 0
-    atomic_lines: int = field(default=0, metadata=_MAX)
+    atomic_hot_line_requests: int = field(default=0, metadata=_MAX)
     barriers: int = 0
     exchanges: int = 0
     phase_rounds: dict[str, int] = field(default_factory=dict)

@@ -11,6 +11,10 @@ from __future__ import annotations
 _GUIDE = "CUDA Programming Guide throughput table, CC 9.0"
 _MEASURED = "measured on an H200 with simulator/calibrate.py (2026-11)"
 _CURVE = "python -m simulator.calibrate --fit-curve simulator/data/h200_memory_curve.json"
+_ATOMIC_FIELDS = ("atomic_ops_per_clk", "atomic_line_requests_per_clk", "atomic_relaxed_ops_per_clk",
+                  "atomic_relaxed_line_requests_per_clk", "atomic_line_cycles", "atomic_round_cycles")
+_ATOMICS = ("benchmarks/gpu/atomic_patterns.py, 2026-12; python -m simulator.calibrate --fit-atomics "
+            "simulator/data/h200_atomic_patterns.json")
 _L2_REUSE = "ncu DRAM bytes, benchmarks/gpu/l2_reuse.py -> simulator/data/h200_l2_reuse.json (2026-12)"
 _FITTED = "fitted by simulator/fit.py on the calibration groups of simulator/data/h200_sweep.csv (2026-12)"
 
@@ -77,11 +81,18 @@ H200 = {
     "fp32_flops_per_clk": (256.0, "H", "128 FP32 lanes x FMA"),
     "simt_lanes_per_clk": (dict(_HOPPER_PIPES), "M", f"{_GUIDE}; branch lanes assumed 64; memory = "
                            "32 LD/ST units"),
-    "atomic_line_rates": (((1, 0.2131), (4, 0.4123), (16, 0.7125), (64, 1.1861), (256, 2.1089), (1024, 2.7003),
-                           (4096, 2.7876), (16384, 2.8032), (65536, 2.6832)),
-                          "H", "warp-wide fp32 atomic_add, 32 lanes on one line, spread over 1-65,536 lines: "
-                          "requests per clock at 1.98 GHz (python -m simulator.calibrate --atomics, "
-                          "simulator/data/h200_atomic_lines.json)"),
+    "atomic_ops_per_clk": (188.7, "H", "fenced (Triton's default acq_rel: a barrier before each) fp32 adds spread "
+                           "over 4,096-131,072 L2-resident lines, 1-32 lines a warp instruction: least squares of "
+                           "time = ops / ops rate + line requests / line rate (" + _ATOMICS + ")"),
+    "atomic_line_requests_per_clk": (40.5, "H", "the same fit (" + _ATOMICS + ")"),
+    "atomic_relaxed_ops_per_clk": (426.6, "H", "the same fit over relaxed adds (" + _ATOMICS + ")"),
+    "atomic_relaxed_line_requests_per_clk": (54.6, "H", "the same fit over relaxed adds (" + _ATOMICS + ")"),
+    "atomic_line_cycles": (9.9, "H", "histograms of 32-4,096 bins and adds over 128 lines: median time per request "
+                           "to the hottest line where that bounds the launch (" + _ATOMICS + ")"),
+    "atomic_round_cycles": (1467.8, "H", "fenced adds from 1-warp programs (32 resident a unit), 8 one after "
+                            "another: time per add per warp (" + _ATOMICS + ")"),
+    "atomic_vector_bytes": (16, "H", "sm_90 adds four fp32 a lane (PTX red/atom .v4.f32); Triton's machine code for "
+                            "the H200 issues ATOMG.E.ADD.F32x4 where the pointer is 16-B aligned"),
     "atomic_serial_cycles": (3.5, "H", "4 M fp32 atomic_add to one address: 3.48 cycles each; " + _MEASURED),
     "barrier_cycles": (20.0, "H", "back-to-back barriers of 4 warps: 20.3 cycles; " + _MEASURED),
     "launch_overhead_s": (4.5e-6, "M", "empty kernel 3.3-3.8 us with do_bench (measured); copy sizes imply "
@@ -173,7 +184,8 @@ MTT_S5000 = {
     "tensor_subcores": (4, "L", "128-thread warp squads = 4 warps feed the tensor core engine"),
     "fp32_flops_per_clk": (256.0, "assumed", "FP32 rate not published; 128 lanes per MP assumed"),
     "simt_lanes_per_clk": (dict(_HOPPER_PIPES), "assumed", _S5000_ASSUMED_PIPES),
-    "atomic_line_rates": (H200["atomic_line_rates"][0], "assumed", "H200's measured table"),
+    **{name: (H200[name][0], "assumed", "H200's measured value") for name in _ATOMIC_FIELDS},
+    "atomic_vector_bytes": (4, "assumed", "vector atomics not published: one 32-bit element a lane"),
     "atomic_serial_cycles": (3.5, "assumed", "H200's measured value"),
     "barrier_cycles": (20.0, "assumed", "H200's measured value"),
     "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),
@@ -228,7 +240,8 @@ MTT_S4000 = {
     "tensor_subcores": (4, "assumed", "not published"),
     "fp32_flops_per_clk": (256.0, "L", "25 TFLOPS (M) over the assumed 64 MPs x 1.5 GHz"),
     "simt_lanes_per_clk": (dict(_HOPPER_PIPES), "assumed", "not published; Hopper SM pipe widths"),
-    "atomic_line_rates": (H200["atomic_line_rates"][0], "assumed", "H200's measured table"),
+    **{name: (H200[name][0], "assumed", "H200's measured value") for name in _ATOMIC_FIELDS},
+    "atomic_vector_bytes": (4, "assumed", "vector atomics not published: one 32-bit element a lane"),
     "atomic_serial_cycles": (3.5, "assumed", "H200's measured value"),
     "barrier_cycles": (20.0, "assumed", "H200's measured value"),
     "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),

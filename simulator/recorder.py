@@ -38,6 +38,7 @@ from simulator.banks import bank_conflicts
 from simulator.coalescing import GlobalAccess, coalesce
 from simulator.counters import Counters
 from simulator.l2 import L2Cache
+from simulator.rows import as_lanes, sorted_distinct
 from simulator.specs import MachineSpec, current_spec
 
 LineKey = tuple[str, int]
@@ -78,7 +79,7 @@ class LaunchCounters:
         self._stream: list[tuple] = []  # per batch: sectors, programs, order keys, write, group
         self._groups: dict[tuple, int] = {}  # (line, weight, phase, DRAM efficiency) -> group id
         self._extrapolate = extrapolate
-        self._atomic_lines: list[np.ndarray] = []  # the lines each batch of atomics touched
+        self._atomic_lines: list[tuple] = []  # per batch of atomics: each instruction's lines, and the weight
 
     def global_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
                       access_bytes: int = 4, *, store: bool = False, program_ids: np.ndarray | None = None,
@@ -102,13 +103,19 @@ class LaunchCounters:
         self._add(line, bank_conflicts(addresses, mask, access_bytes, self.spec).to_counters())
 
     def atomic_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
-                      access_bytes: int = 4, *, program_ids: np.ndarray | None = None, weight: float = 1.0,
+                      access_bytes: int = 4, *, elements: int = 1, fenced: bool = True,
+                      program_ids: np.ndarray | None = None, weight: float = 1.0,
                       order: np.ndarray | None = None) -> None:
-        """A batch of atomic warp instructions; they read and write their sectors at the L2."""
+        """A batch of atomic warp instructions; they read and write their sectors at the L2. elements: consecutive
+        elements each lane updates (access_bytes in all); fenced: ordered by a memory barrier (any sem but relaxed)."""
         lines = coalesce(addresses, mask, access_bytes, self.spec, keep_sectors=True)
-        counters = atomic_contention(addresses, mask, self.spec).to_counters()
-        self._add(line, (counters + Counters(atomic_line_requests=lines.total_lines)).scaled(weight))
-        self._atomic_lines.append(np.unique(lines.sector_ids // self.spec.sectors_per_line))
+        contention = atomic_contention(addresses, mask, self.spec, elements)
+        counters = contention.to_counters() + Counters(
+            atomic_line_requests=lines.total_lines,
+            atomic_fenced_requests=int(contention.requests.sum()) if fenced else 0,
+            atomic_relaxed_ops=0 if fenced else int(contention.ops.sum()))
+        self._add(line, counters.scaled(weight))
+        self._atomic_lines.append((_distinct_lines(addresses, mask, self.spec), weight))
         if self.l2 is not None:
             self._queue(line, lines, True, program_ids, weight, order)
 
@@ -133,7 +140,7 @@ class LaunchCounters:
         if self.l2 is not None and self._stream:
             self._run_l2()
         if self._atomic_lines:
-            self.config.atomic_lines = int(np.unique(np.concatenate(self._atomic_lines)).size)
+            self.config.atomic_hot_line_requests = _hottest(self._atomic_lines)
         totals = sum(self.lines.values(), Counters()) + self.config
         return totals, dict(self.lines)
 
@@ -253,3 +260,18 @@ class LaunchCounters:
         totals = np.bincount(groups, weights=per_sector, minlength=len(keys))
         counts = np.bincount(groups, minlength=len(keys))
         return {g: totals[g] / counts[g] for g in range(len(keys)) if counts[g]}
+
+
+def _distinct_lines(addresses: np.ndarray, mask: np.ndarray | None, spec: MachineSpec) -> np.ndarray:
+    """The L2 lines each atomic warp instruction requests, once per instruction (a lane's vector stays in its line)."""
+    addr, active = as_lanes(addresses, mask)
+    ordered, fresh, _ = sorted_distinct(addr >> (spec.l2_line_bytes.bit_length() - 1), active)
+    return ordered[fresh]
+
+
+def _hottest(batches: list[tuple[np.ndarray, float]]) -> int:
+    """Most line requests to one line over weighted batches of instructions' lines."""
+    lines = np.concatenate([ids for ids, _ in batches])
+    weights = np.concatenate([np.full(ids.size, weight) for ids, weight in batches])
+    _, which = np.unique(lines, return_inverse=True)
+    return int(round(np.bincount(which.ravel(), weights=weights).max())) if lines.size else 0

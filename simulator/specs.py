@@ -96,7 +96,16 @@ class MachineSpec:
     fp32_flops_per_clk: float
     simt_lanes_per_clk: Mapping[str, float]
     # atomics, barriers, launch
-    atomic_line_rates: tuple[tuple[int, float], ...]  # (distinct lines, atomic line requests per clock, GPU-wide)
+    # GPU-wide rates of atomics spread over many lines: element operations and line requests per clock, for atomics
+    # ordered by fences (Triton's default acq_rel) and relaxed ones; one line serves a request every
+    # atomic_line_cycles; a warp's fenced atomic waits atomic_round_cycles for the one before it
+    atomic_ops_per_clk: float
+    atomic_line_requests_per_clk: float
+    atomic_relaxed_ops_per_clk: float
+    atomic_relaxed_line_requests_per_clk: float
+    atomic_line_cycles: float
+    atomic_round_cycles: float
+    atomic_vector_bytes: int  # the widest float atomic add a lane issues
     atomic_serial_cycles: float
     barrier_cycles: float
     launch_overhead_s: float
@@ -161,13 +170,6 @@ class MachineSpec:
         runs = np.log([r for r, _, _ in table])
         values = [near if neighbours else far for _, near, far in table]
         return float(np.interp(np.log(max(1.0, run_bytes)), runs, values))
-
-    def atomic_rate(self, lines: int) -> float:
-        """Atomic line requests per clock the L2 serves, GPU-wide, when they fall on `lines` distinct lines:
-        interpolated (in log lines) in the measured table; requests to few lines queue at their slices."""
-        counts = np.log([max(1, n) for n, _ in self.atomic_line_rates])
-        rates = [r for _, r in self.atomic_line_rates]
-        return float(np.interp(np.log(max(1, lines)), counts, rates))
 
     @property
     def l2_sets(self) -> int:
@@ -269,7 +271,9 @@ _POSITIVE = (
     "dram_atom_bytes", "dram_round_cycles", "l2_round_cycles", "l2_load_bytes_per_s", "dram_queue_exponent",
     "l2_queue_exponent", "tensor_efficiency",
     "tensor_subcores", "fp32_flops_per_clk", "mma_async_warps", "mma_sync_fraction",
-    "warp_issue_ipc", "unroll_instructions", "unroll_max",
+    "warp_issue_ipc", "unroll_instructions", "unroll_max", "atomic_ops_per_clk", "atomic_line_requests_per_clk",
+    "atomic_relaxed_ops_per_clk", "atomic_relaxed_line_requests_per_clk", "atomic_line_cycles", "atomic_round_cycles",
+    "atomic_vector_bytes",
 )
 
 
@@ -292,7 +296,7 @@ def _validate(spec: MachineSpec) -> None:
                          "that divides l2_line_bytes")
     if spec.warp_size % spec.transaction_lanes and spec.transaction_lanes < spec.warp_size:
         raise ValueError(f"MachineSpec {spec.name!r}: transaction_lanes must divide warp_size")
-    for name in ("sector_bytes", "l2_line_bytes", "shared_bank_bytes", "dram_atom_bytes"):
+    for name in ("sector_bytes", "l2_line_bytes", "shared_bank_bytes", "dram_atom_bytes", "atomic_vector_bytes"):
         value = getattr(spec, name)
         if value & (value - 1):
             raise ValueError(f"MachineSpec {spec.name!r}: {name} must be a power of two, got {value}")
@@ -300,8 +304,6 @@ def _validate(spec: MachineSpec) -> None:
     if runs != sorted(runs) or any(not (0 < e <= 1) for _, *pair in spec.dram_run_efficiency for e in pair):
         raise ValueError(f"MachineSpec {spec.name!r}: dram_run_efficiency must be (run bytes, near, far) rows by "
                          "growing run, efficiencies in (0, 1]")
-    if not spec.atomic_line_rates or any(rate <= 0 for _, rate in spec.atomic_line_rates):
-        raise ValueError(f"MachineSpec {spec.name!r}: atomic_line_rates must be (lines, rate > 0) pairs")
     missing = set(PIPES) - set(spec.simt_lanes_per_clk)
     if missing:
         raise ValueError(f"MachineSpec {spec.name!r}: simt_lanes_per_clk lacks {sorted(missing)}")

@@ -1,5 +1,5 @@
-"""Records on every tile.load and tile.store the elements one thread moves per instruction, as Triton's coalescing
-pass picks them from its AxisInfo analysis.
+"""Records on every tile.load, tile.store and float atomic add the elements one thread moves per instruction, as
+Triton's coalescing pass picks them from its AxisInfo analysis.
 
 The width is the smallest of: 16 bytes, the run of consecutive addresses along the last dim, the alignment the
 pointer is known to have, and the run of elements the mask is known to keep equal. What is known comes from how
@@ -32,10 +32,16 @@ _LOGIC = frozenset({OP.ARITH_AND, OP.ARITH_OR})
 def assign_vector_widths(func: Function, divisible: frozenset[str] = frozenset()) -> None:
     facts = _Facts({value: name in divisible for name, value in zip(func.arg_names, func.body.args)})
     for op in func.walk():
-        if op.name in (OP.TILE_LOAD, OP.TILE_STORE) and not op.operands[0].type.is_scalar:
+        if (op.name in (OP.TILE_LOAD, OP.TILE_STORE) or _float_add(op)) and not op.operands[0].type.is_scalar:
             op.attrs["size_per_thread"], op.attrs["vector"], strided = _widths(op, facts)
             if strided:  # the widths say nothing of a run along another dim
                 op.attrs["strided"] = True
+
+
+def _float_add(op) -> bool:
+    """An atomic add of floats: Triton widens these like stores (Hopper adds up to four fp32 a lane); other atomics
+    stay one element a lane."""
+    return op.name == OP.TILE_ATOMIC and op.attrs.get("kind") == "add" and op.results[0].type.dtype.is_floating()
 
 
 @dataclass

@@ -288,6 +288,48 @@ def test_atomics_count_same_address_serialisation():
 
 
 @jit
+def scatter_add_kernel(ids_ptr, src_ptr, dst_ptr, n_rows, dim, BLOCK_R: tl.constexpr, BLOCK_D: tl.constexpr,
+                       RELAXED: tl.constexpr):
+    """dst[ids[r], :] += src[r, :], fp32, as an embedding backward does."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = tl.arange(0, BLOCK_D)
+    mask = (rows < n_rows)[:, None] & (cols < dim)[None, :]
+    ids = tl.load(ids_ptr + rows, mask=rows < n_rows, other=0)
+    values = tl.load(src_ptr + rows[:, None] * dim + cols[None, :], mask=mask, other=0.0)
+    pointers = dst_ptr + ids[:, None] * dim + cols[None, :]
+    if RELAXED:
+        tl.atomic_add(pointers, values, mask=mask, sem="relaxed")
+    else:
+        tl.atomic_add(pointers, values, mask=mask)
+
+
+@pytest.mark.parametrize("relaxed", [False, True])
+def test_float_atomic_adds_go_four_a_lane_on_the_h200_and_count_their_fences(relaxed):
+    rows, dim, vocab, block_r = 70, 64, 5, 16
+    ids = RNG.integers(0, vocab, rows).astype(np.int32)
+    src = RNG.standard_normal((rows, dim)).astype(np.float32)
+    dst = np.zeros((vocab, dim), np.float32)
+    record = model_launch(scatter_add_kernel, (cdiv(rows, block_r),), ids, src, dst, rows, dim, BLOCK_R=block_r,
+                          BLOCK_D=dim, RELAXED=relaxed, num_warps=2, machine="h200", sample=False)
+    want = np.zeros((vocab, dim))
+    np.add.at(want, ids, src)
+    np.testing.assert_allclose(dst, want, rtol=1e-5, atol=1e-5)
+    c = record.totals
+    assert c.atomic_ops == rows * dim  # elements, not lanes
+    assert c.atomic_requests == rows * dim // (4 * 32)  # 16-B aligned rows: 4 fp32 a lane, 2 rows an instruction
+    assert (c.atomic_fenced_requests, c.atomic_relaxed_ops) == ((0, rows * dim) if relaxed else (c.atomic_requests, 0))
+    # an instruction covers two source rows: a table row's 2 lines, requested once per instruction that adds to it
+    pairs = ids.reshape(-1, 2)
+    assert c.atomic_line_requests == sum(2 * len(set(pair)) for pair in pairs.tolist())
+    assert c.atomic_hot_line_requests == max(sum(row in pair for pair in pairs.tolist()) for row in range(vocab))
+    musa = model_launch(scatter_add_kernel, (cdiv(rows, block_r),), ids, src, np.zeros_like(dst), rows, dim,
+                        BLOCK_R=block_r, BLOCK_D=dim, RELAXED=relaxed, num_warps=2, machine="mtt-s5000",
+                        sample=False)
+    assert musa.totals.atomic_ops == rows * dim
+    assert musa.totals.atomic_requests == rows * dim // 32  # one element a lane, a request per 32 lanes
+
+
+@jit
 def row_loop_kernel(out_ptr, x_ptr, w_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
     """Each program walks many rows (like RMSNorm); w is re-read every row."""
     cols = tl.arange(0, BLOCK)

@@ -34,3 +34,9 @@ def test_histogram_like_pattern_and_masks():
 def test_fully_masked_instruction_is_not_a_request():
     r = atomic_contention(4 * LANES, np.zeros(32, bool))
     assert r.requests.tolist() == [0] and r.launch_multiplicity == 0
+
+
+def test_vector_lanes_update_each_of_their_elements():
+    # 16 lanes adding 4 fp32 each; lanes 0-7 and 8-15 start at the same 8 addresses
+    r = atomic_contention(16 * (LANES[:16] % 8), elements=4)
+    assert r.ops.tolist() == [64] and r.serialized.tolist() == [32] and r.multiplicity.tolist() == [2]

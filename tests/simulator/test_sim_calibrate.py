@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simulator.calibrate import derive, fit_curve
+from simulator.calibrate import derive, fit_atomics, fit_curve
 from simulator.specs import get_spec
 
 DATA = Path(__file__).resolve().parents[2] / "simulator" / "data"
@@ -66,3 +66,31 @@ def test_h200_round_trips_are_the_fit_of_the_stored_curve():
     assert h200.dram_queue_exponent == fitted["dram_queue_exponent"]
     assert h200.l2_queue_exponent == fitted["l2_queue_exponent"]
     assert h200.l2_load_bytes_per_s == pytest.approx(fitted["l2_round_bytes_per_s"], rel=0.01)
+
+
+def test_h200_atomic_rates_are_the_fit_of_the_stored_patterns():
+    h200 = get_spec("h200")
+    points = json.loads((DATA / "h200_atomic_patterns.json").read_text())["points"]
+    fitted = fit_atomics(points, h200.units, h200.clock_hz, h200.l2_bytes, h200.max_programs_per_unit,
+                         h200.launch_overhead_s)
+    for name in ("atomic_ops_per_clk", "atomic_line_requests_per_clk", "atomic_relaxed_ops_per_clk",
+                 "atomic_relaxed_line_requests_per_clk", "atomic_line_cycles", "atomic_round_cycles"):
+        assert getattr(h200, name) == fitted[name], name
+        assert h200.sources[name][0] == "H", name
+
+
+def test_the_atomic_fit_explains_the_spread_patterns_it_was_fitted_on():
+    """Fenced adds over 4,096-131,072 lines, 1-32 lines an instruction: time = ops / rate + line requests / rate
+    within 12 %; the same instruction count runs 4.5x slower with 32 lines an instruction than with one."""
+    h200 = get_spec("h200")
+    points = json.loads((DATA / "h200_atomic_patterns.json").read_text())["points"]
+    spread = [p for p in points if 4096 <= p["lines"] <= 131072 and p["warps"] >= 2 and p["reps"] > 1
+              and p["sem"] == "acq_rel"]
+    assert len(spread) >= 10
+    for p in spread:
+        modeled = (p["total"] / h200.atomic_ops_per_clk
+                   + p["line_requests"] / h200.atomic_line_requests_per_clk) / h200.clock_hz
+        assert modeled == pytest.approx(p["seconds"] - h200.launch_overhead_s, rel=0.12), p
+    by_lines = {p["lines_per_instruction"]: p["seconds"] for p in spread if p["lines"] == 131072 and p["stride"] == 32
+                and p["warps"] == 4 and p["unroll"] == 1}
+    assert 4.0 <= by_lines[32.0] / by_lines[1.0] <= 4.6

@@ -1,5 +1,7 @@
 """The cost model moves the right way and names the right bound."""
 
+import dataclasses
+
 import pytest
 
 from simulator import BOUNDS, Counters, estimate
@@ -200,3 +202,34 @@ def test_loads_through_a_table_keep_their_round_trips():
     assert direct == pytest.approx(33 * trip, rel=0.01)
     assert gather == pytest.approx(128 / spec.unroll_max * trip, rel=0.01)
     assert chase == pytest.approx(128 * trip, rel=0.01)
+
+
+def test_requests_to_one_line_are_served_one_after_another():
+    spec = get_spec("h200")
+    spread = Counters(atomic_requests=1 << 20, atomic_fenced_requests=1 << 20, atomic_ops=1 << 25,
+                      atomic_line_requests=1 << 25, atomic_hot_line_requests=1 << 10, programs=1 << 16, num_warps=4)
+    hot = dataclasses.replace(spread, atomic_hot_line_requests=1 << 18)  # a histogram into 128 lines
+    fast, slow = estimate(spread, 1 << 16, spec), estimate(hot, 1 << 16, spec)
+    assert fast.components["atomics"] == pytest.approx(
+        (2 ** 25 / spec.atomic_ops_per_clk + 2 ** 25 / spec.atomic_line_requests_per_clk) / spec.clock_hz)
+    assert slow.bound == "atomics"
+    assert slow.components["atomics"] == pytest.approx(2 ** 18 * spec.atomic_line_cycles / spec.clock_hz)
+    relaxed = dataclasses.replace(spread, atomic_fenced_requests=0, atomic_relaxed_ops=1 << 25)
+    assert estimate(relaxed, 1 << 16, spec).components["atomics"] == pytest.approx(
+        (2 ** 25 / spec.atomic_relaxed_ops_per_clk + 2 ** 25 / spec.atomic_relaxed_line_requests_per_clk)
+        / spec.clock_hz)
+
+
+def test_a_warps_fenced_atomics_wait_for_each_other():
+    spec = get_spec("h200")
+    one = Counters(atomic_requests=4 * 132, atomic_fenced_requests=4 * 132, atomic_ops=32 * 4 * 132,
+                   atomic_line_requests=4 * 132, programs=132, num_warps=4)
+    many = dataclasses.replace(one, **{name: 64 * getattr(one, name) for name in
+                                       ("atomic_requests", "atomic_fenced_requests", "atomic_ops",
+                                        "atomic_line_requests")})
+    extra = estimate(many, 132, spec).components["latency"] - estimate(one, 132, spec).components["latency"]
+    waits = 63 * spec.atomic_round_cycles / spec.clock_hz  # and the drain queues behind more atomics
+    assert waits <= extra <= 1.1 * waits
+    relaxed = dataclasses.replace(many, atomic_fenced_requests=0, atomic_relaxed_ops=many.atomic_ops)
+    unfenced = estimate(relaxed, 132, spec).components["latency"]
+    assert unfenced < estimate(one, 132, spec).components["latency"] + extra / 10
