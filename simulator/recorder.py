@@ -29,6 +29,7 @@ per sampled row times the weight.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -140,7 +141,8 @@ class LaunchCounters:
         if self.l2 is not None and self._stream:
             self._run_l2()
         if self._atomic_lines:
-            self.config.atomic_hot_line_requests = _hottest(self._atomic_lines)
+            factor = None if self._extrapolate is None else self._extrapolate[0]
+            self.config.atomic_hot_line_requests = _hottest(self._atomic_lines, factor, self.config.programs)
         totals = sum(self.lines.values(), Counters()) + self.config
         return totals, dict(self.lines)
 
@@ -269,9 +271,20 @@ def _distinct_lines(addresses: np.ndarray, mask: np.ndarray | None, spec: Machin
     return ordered[fresh]
 
 
-def _hottest(batches: list[tuple[np.ndarray, float]]) -> int:
-    """Most line requests to one line over weighted batches of instructions' lines."""
+def _hottest(batches: list[tuple[np.ndarray, float]], factor: float | None = None, programs: int = 0) -> int:
+    """Most line requests to one line over weighted batches of instructions' lines. For a sample of the programs
+    that jit.sampling.scale multiplies by `factor` (a line every sampled program hits), the part of the sample's
+    maximum that chance explains (its lead over the mean line, up to sqrt(2 ln lines) standard deviations) is
+    scaled by sqrt(factor) instead: the hottest of many like lines is not `factor` times as far ahead in the
+    whole launch."""
     lines = np.concatenate([ids for ids, _ in batches])
+    if not lines.size:
+        return 0
     weights = np.concatenate([np.full(ids.size, weight) for ids, weight in batches])
     _, which = np.unique(lines, return_inverse=True)
-    return int(round(np.bincount(which.ravel(), weights=weights).max())) if lines.size else 0
+    counts = np.bincount(which.ravel(), weights=weights)
+    top = float(counts.max())
+    if factor and factor > 1 and top >= programs > 0:
+        lead = min(top - float(counts.mean()), math.sqrt(2 * math.log(max(2, counts.size)) * top))
+        top = max(programs, top - lead * (1 - 1 / math.sqrt(factor)))  # still a line every program hits
+    return int(round(top))

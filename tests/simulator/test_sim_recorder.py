@@ -5,6 +5,7 @@ import pytest
 
 import simulator
 from simulator import L2Cache, LaunchCounters, LaunchRecord
+from simulator.recorder import _hottest
 
 X, Y, OUT = 1 << 24, 2 << 24, 3 << 24  # buffer base addresses
 LOAD_X, LOAD_Y, STORE = ("add.py", 5), ("add.py", 6), ("add.py", 7)
@@ -131,3 +132,18 @@ def test_the_l1_serves_near_reuses_and_lines_the_resident_programs_share():
     vector_sectors, row_sectors = 4096 // 32, 1024 // 32
     assert totals.l1_hit_sectors == pytest.approx(3 * vector_sectors * 3 / 4 + 4 * row_sectors, abs=1)
     assert totals.l2_hits + totals.l2_misses == pytest.approx(totals.load_sectors - totals.l1_hit_sectors, abs=1)
+
+
+def test_a_sampled_hot_line_is_scaled_by_its_share_not_by_its_luck():
+    # a histogram into 128 lines: the full launch's hottest line leads the mean by chance, sqrt(n) deep; a 1 %
+    # sample's lead is 10x deeper relative to its counts, so it is scaled by sqrt(100), not 100
+    rng = np.random.default_rng(3)
+    requests = rng.integers(0, 128, 128 * 10_000)
+    full = np.bincount(requests).max()
+    sample = requests[: requests.size // 100]
+    estimate = 100 * _hottest([(sample, 1.0)], factor=100.0, programs=50)
+    naive = 100 * np.bincount(sample).max()
+    assert abs(estimate - full) < 0.02 * full < naive - full
+    # a line that leads by far more than chance (Zipf-like bins) keeps its lead
+    skewed = np.concatenate([sample, np.zeros(5000, np.int64)])
+    assert 100 * _hottest([(skewed, 1.0)], factor=100.0, programs=50) >= 0.95 * 100 * np.bincount(skewed).max()
