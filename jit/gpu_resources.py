@@ -11,6 +11,7 @@ import math
 from dsl.dtypes import parse_ir_type
 from dsl.ir.ops import OP, OPS, Trait, with_trait
 from jit import shared_model
+from simulator.specs import DTYPE_ALIASES, MachineSpec, current_spec
 
 _COMBINES = with_trait(Trait.COMBINES)  # reductions and scans
 
@@ -76,22 +77,63 @@ def _staged_dot_groups(probes, live) -> list[tuple[int, int, int]]:
 _LOOPS = (OP.SCF_FOR, OP.SCF_WHILE)
 
 
-def kernel_register_bytes(kernel) -> int:
-    """register_bytes of a compiled kernel's tile IR, computed once per kernel."""
-    found = kernel.metadata.get("register_bytes")
-    if found is None:
-        from dsl.ir import parse_function
+def kernel_register_bytes(kernel, spec: MachineSpec | str | None = None) -> int:
+    """register_bytes of a compiled kernel's tile IR on a machine (default: the current one), computed once per
+    kernel and accumulator weight (MMA_WEIGHTS of its dots' kind there)."""
+    from dsl.ir import parse_function
 
-        found = kernel.metadata["register_bytes"] = register_bytes(parse_function(kernel.asm["ir"]))
-    return found
+    spec = current_spec(spec)
+    cache = kernel.metadata.setdefault("register_bytes", {})
+    func = None
+    if spec.name not in cache:
+        func = parse_function(kernel.asm["ir"])
+        cache[spec.name] = MMA_WEIGHTS[dot_kind(func, spec, kernel.options.num_warps)]
+    weight = cache[spec.name]
+    if weight not in cache:
+        cache[weight] = register_bytes(func or parse_function(kernel.asm["ir"]), weight)
+    return cache[weight]
+
+
+def dot_kind(func, spec: MachineSpec, num_warps: int) -> str:
+    """How a kernel's dots hold their accumulators: "sync" when one issues warp-level MMAs (mma.sync: operand
+    fragments in registers beside the accumulator), "async" when all issue warpgroup MMAs reading both operands from
+    shared memory, "async_registers" when one of those takes an operand computed in registers (attention's P @ V) or
+    of a K-major-only type."""
+    dots = [op for op in func.walk() if op.name == OP.TILE_DOT]
+    types = [mma_type(op.operands[0].type.dtype, op.attrs.get("input_precision", "tf32")) for op in dots]
+    if any(t in ("fp32", "fp64") for t in types) or not all(
+            spec.async_mma(op.results[0].type.shape[0], num_warps) for op in dots):
+        return "sync"
+    # an operand of a K-major-only type may be transposed through registers on its way to shared memory
+    loaded = all(_loaded(operand) for op in dots for operand in op.operands[:2])
+    return "async" if loaded and not set(types) & set(spec.mma_kmajor_types) else "async_registers"
+
+
+def mma_type(dtype, input_precision: str = "tf32") -> str:
+    """The matrix-instruction type a dot of `dtype` operands runs as: fp32 operands as TF32 unless the precision is
+    ieee (no tensor core)."""
+    key = dtype.name
+    if dtype.is_fp32():
+        key = "fp32" if input_precision == "ieee" else "tf32"
+    return DTYPE_ALIASES.get(key, key)
+
+
+def _loaded(value) -> bool:
+    """Whether a dot operand is a loaded tile (through casts and transposes), not one computed in registers."""
+    op = value.op
+    while op is not None and op.name in _PASS_THROUGH:
+        op = op.operands[0].op
+    return op is not None and op.name == OP.TILE_LOAD
 
 
 # Values in a dot's register layouts weigh this many times more than others: the allocator keeps them whole,
-# spread evenly over the threads, where it reuses or recomputes much of the rest. benchmarks/gpu/fit_registers.py
-# finds 1.25 best over the calibration configs' Triton register counts (median error 15.6 %, most of them matmuls);
-# 1.75 keeps attention (two dots, a loop-invariant operand in registers) within 20 % of Triton's counts where 1.25
-# undercounts it by 31 %, for matmuls counted 12 % high instead of 4 % low.
-MMA_WEIGHT = 1.75
+# spread evenly over the threads, where it reuses or recomputes much of the rest. A warp-level MMA also holds its
+# operands' fragments in registers; a warpgroup MMA reads them from shared memory, or one from registers where it
+# was computed there. benchmarks/gpu/fit_registers.py finds 2.5 and 1.25 best over the calibration configs' Triton
+# register counts, and 2.0 for "async_registers" (median error 13.1 %, 13.7 % with 1.75); 1.75 ranks the
+# calibration groups' configs better (python -m simulator.validate --split calibration: rho 0.83, 0.80 with 2.0).
+MMA_WEIGHTS = {"sync": 2.5, "async_registers": 1.75, "async": 1.25}
+MMA_WEIGHT = MMA_WEIGHTS["sync"]
 
 
 def register_bytes(func, mma_weight: float = MMA_WEIGHT) -> int:

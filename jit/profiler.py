@@ -222,7 +222,8 @@ def _record(jit_fn, kernel, grid, strata: list[tuple[TraceBuffers, int, float]],
                                    shared_padding=padding, device=device, touched=seen,
                                    cache=kernel.metadata.setdefault("profile_cache", {}),
                                    program_factor=weight if sampled else None,
-                                   register_bytes=gpu_resources.kernel_register_bytes(kernel), launch_programs=total,
+                                   register_bytes=gpu_resources.kernel_register_bytes(kernel, spec),
+                                   launch_programs=total,
                                    grid_rows=grid[0])
         if weight != 1.0:
             part = sampling.scale(part, weight, int(round(measured * weight)))
@@ -690,13 +691,10 @@ def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int, operands: st
     batches = math.prod(batch) if batch else 1
     dtype = parse_ir_type(a_type)
     flops = 2 * batches * m * n * k * execs
-    key = dtype.name
-    if dtype.is_fp32():
-        precision = info["attrs"].get("input_precision", "tf32")
-        key = "fp32" if precision == "ieee" else "tf32"
-        if precision == "tf32x3":
-            flops *= 3
-    key = simulator.specs.DTYPE_ALIASES.get(key, key)
+    precision = info["attrs"].get("input_precision", "tf32")
+    key = gpu_resources.mma_type(dtype, precision)
+    if dtype.is_fp32() and precision == "tf32x3":
+        flops *= 3
     writes, reads, _ = shared_model.dot(m, n, k, max(1, dtype.itemsize), num_warps, spec.warp_size, batches)
     if spec.async_mma(batches * m, num_warps) and key not in ("fp32", "fp64"):
         reads = []  # warpgroup MMAs read the staged operands straight from shared memory

@@ -19,10 +19,10 @@ We transpose a matrix three ways:
             (a 32-way bank conflict) — the classic transpose mistake, visible in the 'conflicts' column.
 
 How far to trust the modeled times: on the H200, where they were checked against measured sweeps
-(`python -m simulator.validate`), the model orders a kernel's configs with a median rank correlation of 0.84
-over 41 validation groups and its pick runs a median 2.2 % slower than the best config (24 % for the worst
-tenth: attention at D = 128, skinny matmuls, paged decode); an absolute time is off by 17 % at the median.
-On kernels it never saw while it was built it ranks less well (rank correlation 0.58-0.84 over ten held-out
+(`python -m simulator.validate`), the model orders a kernel's configs with a median rank correlation of 0.87
+over 41 validation groups and its pick runs a median 2.4 % slower than the best config (24 % for the worst
+tenth: attention at D = 128, skinny matmuls, paged decode); an absolute time is off by 19 % at the median.
+On kernels it never saw while it was built it ranks less well (rank correlation 0.60-0.84 over eleven held-out
 sets, picks 0-9 % slow at the median), worst where the GPU's compiler spills registers, waits for a loop's
 loads one by one, or stores fill a sector piecewise. Read a profile's
 counters (bytes, conflicts, requests) as exact and its times as estimates. The MTT S5000 and S4000 share the

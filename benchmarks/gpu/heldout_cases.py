@@ -1362,5 +1362,8 @@ def holdout10_cases() -> list[Case]:
 
 
 def heldout_cases() -> list[Case]:
+    from holdout11 import holdout11_cases  # a module of its own: kernels and cases of the set together
+
     return (holdout_cases() + holdout2_cases() + holdout3_cases() + holdout4_cases() + holdout5_cases()
-            + holdout6_cases() + holdout7_cases() + holdout8_cases() + holdout9_cases() + holdout10_cases())
+            + holdout6_cases() + holdout7_cases() + holdout8_cases() + holdout9_cases() + holdout10_cases()
+            + holdout11_cases())

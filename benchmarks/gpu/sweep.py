@@ -69,8 +69,8 @@ def run_case(case: sk.Case, writer, out_file, seed: int) -> list[dict]:
                "ms": "", "ms_repeat": "", "rel_err": "", "error": ""}
         try:
             for name in case.outputs:  # poisoned, or zero for outputs the kernel accumulates into
-                poison = 0.0 if case.extra.get("zero_outputs") else float("nan")
-                dev[name].fill_(poison) if dev[name].dtype.is_floating_point else dev[name].fill_(-1)
+                zero = case.extra.get("zero_outputs")
+                dev[name].fill_(0 if zero else float("nan") if dev[name].dtype.is_floating_point else -1)
             case.kernel[grid](*args, **kwargs)
             torch.cuda.synchronize()
             err = max(rel_error(dev[name], expected[name]) for name in case.outputs)

@@ -204,3 +204,38 @@ def test_dot_operands_an_async_copy_cannot_move_are_loaded_through_registers_int
     # the loaded values (2 bytes each) and a 64-bit address per element, carried through the loop, where aligned
     # rows keep neither: an async copy moves them, one 64-bit address per 8-element vector
     assert unaligned_live - aligned_live >= (2 + 8 - 1) * (bm * bk + bk * bn)
+
+
+@jit
+def two_dot_kernel(a_ptr, b_ptr, c_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                   CHAIN: tl.constexpr, PRECISION: tl.constexpr):
+    """out = a @ b, or (a @ b) @ c with the first product fed to the second dot from registers (attention's P @ V)."""
+    m, n, k = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + m[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + n[None, :])
+    out = tl.dot(a, b, input_precision=PRECISION)
+    if CHAIN:
+        c = tl.load(c_ptr + n[:, None] * N + n[None, :])
+        out = tl.dot(out.to(c.dtype), c, input_precision=PRECISION)
+    tl.store(out_ptr + m[:, None] * N + n[None, :], out)
+
+
+@pytest.mark.parametrize("rows, num_warps, dtype, chain, precision, machine, kind", [
+    (64, 4, np.float16, False, "tf32", "h200", "async"),  # warpgroup MMAs read both operands from shared memory
+    (32, 4, np.float16, False, "tf32", "h200", "sync"),  # fewer rows than a warpgroup MMA takes
+    (64, 2, np.float16, False, "tf32", "h200", "sync"),  # not a whole warpgroup
+    (64, 4, np.float16, True, "tf32", "h200", "async_registers"),  # the second dot's operand was computed
+    (64, 4, np.float32, False, "tf32", "h200", "async_registers"),  # TF32 operands may transpose through registers
+    (64, 4, np.float32, False, "ieee", "h200", "sync"),  # no tensor core
+    (64, 4, np.float16, False, "tf32", "mtt-s4000", "sync"),  # no asynchronous MMA path known
+])
+def test_dot_kind_says_where_the_mma_operands_live(rows, num_warps, dtype, chain, precision, machine, kind):
+    n = k = 32
+    rng = np.random.default_rng(1)
+    a, b, c = (rng.standard_normal(shape).astype(dtype) for shape in ((rows, k), (k, n), (n, n)))
+    out = np.empty((rows, n), np.float32)
+    compiled = bind(two_dot_kernel, (a, b, c, out), dict(M=rows, N=n, K=k, CHAIN=chain, PRECISION=precision,
+                                                         num_warps=num_warps), (1,)).compiled()
+    assert gpu_resources.dot_kind(parse_function(compiled.asm["ir"]), simulator.get_spec(machine), num_warps) == kind
+    weights = gpu_resources.MMA_WEIGHTS
+    assert weights["async"] < weights["async_registers"] < weights["sync"]

@@ -93,22 +93,23 @@ def test_the_readme_figures_hold_on_the_validation_split():
     must update the README (and say why)."""
     total = _figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
-    assert total["rho"] >= 0.841 and total["regret"] <= 0.022 and total["regret_p90"] <= 0.241
-    assert total["mape"] <= 0.174
+    assert total["rho"] >= 0.867 and total["regret"] <= 0.025 and total["regret_p90"] <= 0.241
+    assert total["mape"] <= 0.192
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.844, 0.0, 0.294, 0.161),
+    ("holdout", 10, 0.844, 0.0, 0.127, 0.161),
     ("holdout2", 11, 0.758, 0.093, 0.121, 0.116),
-    ("holdout3", 10, 0.761, 0.0, 0.11, 0.204),
-    ("holdout4", 10, 0.767, 0.036, 0.129, 0.217),
+    ("holdout3", 10, 0.761, 0.0, 0.191, 0.204),
+    ("holdout4", 10, 0.774, 0.036, 0.129, 0.217),
     ("holdout5", 10, 0.774, 0.059, 0.392, 0.226),
-    ("holdout6", 10, 0.575, 0.094, 0.52, 0.122),
-    ("holdout7", 10, 0.675, 0.047, 0.117, 0.184),
+    ("holdout6", 10, 0.604, 0.094, 0.52, 0.122),
+    ("holdout7", 10, 0.675, 0.074, 0.117, 0.184),
     ("holdout8", 10, 0.656, 0.083, 0.52, 0.244),
-    ("holdout9", 10, 0.747, 0.032, 0.382, 0.163),
-    ("holdout10", 10, 0.639, 0.023, 0.283, 0.173),
+    ("holdout9", 10, 0.724, 0.032, 0.382, 0.2),
+    ("holdout10", 10, 0.648, 0.023, 0.283, 0.173),
+    ("holdout11", 10, 0.753, 0.0, 0.047, 0.281),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -150,9 +151,9 @@ def test_the_readme_figures_hold_on_the_stored_machine_code():
                 main = max(loops, key=lambda loop: loop["load_bytes"])
                 size = main["load_bytes"]
                 waits["up to 16" if size <= 16 else "17-128" if size <= 128 else "over 128"].append(main["waits"])
-    assert sum(map(len, waits.values())) == 793
+    assert sum(map(len, waits.values())) == 881
     assert np.median(waits["up to 16"]) == 1
-    assert np.median(waits["17-128"]) == 2 and np.median(waits["over 128"]) == 5 and max(waits["over 128"]) >= 100
+    assert np.median(waits["17-128"]) == 2 and np.median(waits["over 128"]) == 7 and max(waits["over 128"]) >= 100
 
 
 def test_the_readme_figures_hold_on_instruction_counts_against_the_machine_code():
@@ -180,7 +181,7 @@ def test_the_readme_figures_hold_on_instruction_counts_against_the_machine_code(
                 ratio = c.phase_instructions.get(keys[0], 0) / rounds / warps / (loop["instructions"] / copies)
                 ratios.setdefault(group.family, []).append(ratio)
     median = {family: float(np.median(values)) for family, values in ratios.items()}
-    assert len(median) == 15 and sum(0.9 <= m <= 1.2 for m in median.values()) == 8
+    assert len(median) == 16 and sum(0.9 <= m <= 1.2 for m in median.values()) == 8
     assert median["holdout6_moe_combine"] <= 1.1 and 0.95 <= median["holdout_logsumexp"] <= 1.1
     assert median["holdout5_argmax"] <= 1.5 and median["holdout2_gemv"] <= 1.4
 
@@ -204,12 +205,12 @@ def test_the_readme_figures_hold_on_dram_bandwidth_by_run_length():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.22 s of CPU (p90 0.68 s, at most 2.4 s), as measured
+    """README: modeling one stored config took a median 0.23 s of CPU (p90 0.74 s, at most 2.3 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
-    assert len(seconds) == 2926
-    assert np.median(seconds) <= 0.225 and np.percentile(seconds, 90) <= 0.685 and max(seconds) <= 2.45
+    assert len(seconds) == 3106
+    assert np.median(seconds) <= 0.23 and np.percentile(seconds, 90) <= 0.74 and max(seconds) <= 2.25
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
