@@ -11,7 +11,7 @@ import math
 from dsl.dtypes import parse_ir_type
 from dsl.ir.ops import OP, OPS, Trait, with_trait
 from jit import shared_model
-from simulator.specs import DTYPE_ALIASES, MachineSpec, current_spec
+from simulator.specs import DTYPE_ALIASES, SIMT_DOT_TYPES, MachineSpec, current_spec
 
 _COMBINES = with_trait(Trait.COMBINES)  # reductions and scans
 
@@ -78,20 +78,16 @@ _LOOPS = (OP.SCF_FOR, OP.SCF_WHILE)
 
 
 def kernel_register_bytes(kernel, spec: MachineSpec | str | None = None) -> int:
-    """register_bytes of a compiled kernel's tile IR on a machine (default: the current one), computed once per
-    kernel and accumulator weight (MMA_WEIGHTS of its dots' kind there)."""
+    """register_bytes of a compiled kernel's tile IR on a machine (default: the current one), its accumulators
+    weighed by the kind of its dots there (MMA_WEIGHTS); computed once per kernel and machine."""
     from dsl.ir import parse_function
 
     spec = current_spec(spec)
-    cache = kernel.metadata.setdefault("register_bytes", {})
-    func = None
+    cache = kernel.metadata.setdefault("register_bytes", {})  # machine name -> bytes
     if spec.name not in cache:
         func = parse_function(kernel.asm["ir"])
-        cache[spec.name] = MMA_WEIGHTS[dot_kind(func, spec, kernel.options.num_warps)]
-    weight = cache[spec.name]
-    if weight not in cache:
-        cache[weight] = register_bytes(func or parse_function(kernel.asm["ir"]), weight)
-    return cache[weight]
+        cache[spec.name] = register_bytes(func, MMA_WEIGHTS[dot_kind(func, spec, kernel.options.num_warps)])
+    return cache[spec.name]
 
 
 def dot_kind(func, spec: MachineSpec, num_warps: int) -> str:
@@ -101,7 +97,7 @@ def dot_kind(func, spec: MachineSpec, num_warps: int) -> str:
     of a K-major-only type."""
     dots = [op for op in func.walk() if op.name == OP.TILE_DOT]
     types = [mma_type(op.operands[0].type.dtype, op.attrs.get("input_precision", "tf32")) for op in dots]
-    if any(t in ("fp32", "fp64") for t in types) or not all(
+    if set(types) & set(SIMT_DOT_TYPES) or not all(
             spec.async_mma(op.results[0].type.shape[0], num_warps) for op in dots):
         return "sync"
     # an operand of a K-major-only type may be transposed through registers on its way to shared memory
@@ -139,11 +135,16 @@ MMA_WEIGHT = MMA_WEIGHTS["sync"]
 def register_bytes(func, mma_weight: float = MMA_WEIGHT) -> int:
     """Bytes of tile values one program keeps in registers at most: the peak of live_profile, a value in a dot's
     accumulator layout counting mma_weight times its bytes."""
+    return int(peak_bytes(live_profile(func), mma_weight))
+
+
+def peak_bytes(profile: list[tuple[int, float, float]], mma_weight: float) -> float:
+    """The most bytes a live_profile holds at once, accumulator-layout bytes counting mma_weight times."""
     live = most = 0.0
-    for _, other, mma in live_profile(func):
+    for _, other, mma in profile:
         live += other + mma_weight * mma
         most = max(most, live)
-    return int(most)
+    return most
 
 
 def live_profile(func) -> list[tuple[int, float, float]]:

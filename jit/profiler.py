@@ -696,7 +696,7 @@ def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int, operands: st
     if dtype.is_fp32() and precision == "tf32x3":
         flops *= 3
     writes, reads, _ = shared_model.dot(m, n, k, max(1, dtype.itemsize), num_warps, spec.warp_size, batches)
-    if spec.async_mma(batches * m, num_warps) and key not in ("fp32", "fp64"):
+    if spec.async_mma(batches * m, num_warps) and key not in simulator.specs.SIMT_DOT_TYPES:
         reads = []  # warpgroup MMAs read the staged operands straight from shared memory
     tile = f"{key}:{batches * m}:{n}:{k}" + (f":{operands}" if operands else "")
     return (Counters(tensor_flops={key: flops}, tensor_tiles={tile: flops}, barriers=execs * num_warps)

@@ -58,7 +58,7 @@ import numpy as np
 
 from simulator.counters import INSTRUCTION_CLASSES, ROW_BUCKETS, Counters
 from simulator.occupancy import Occupancy, Waves, occupancy, register_budget, waves
-from simulator.specs import OPERAND_BYTES, MachineSpec, ceil_div, current_spec
+from simulator.specs import OPERAND_BYTES, SIMT_DOT_TYPES, MachineSpec, ceil_div, current_spec
 
 COMPONENTS = ("tensor", "issue", "shared", "l2", "dram", "latency", "atomics")
 BOUNDS = COMPONENTS + ("launch",)
@@ -356,7 +356,7 @@ def _tensor_cycles(counters: Counters, spec: MachineSpec, num_warps: int) -> tup
         dtype, rows, cols, depth, *rest = key.split(":") + ["0"] * (3 - key.count(":"))
         operands = rest[0].split(",") if rest else []
         rate = spec.tensor_rate(dtype) * spec.tensor_efficiency
-        if dtype not in ("fp32", "fp64") and int(rows) and not spec.async_mma(int(rows), num_warps):
+        if dtype not in SIMT_DOT_TYPES and int(rows) and not spec.async_mma(int(rows), num_warps):
             rate *= spec.mma_sync_fraction
         elif dtype in spec.mma_kmajor_types and int(rows):
             executions = flops / (2 * int(rows) * int(cols) * int(depth))

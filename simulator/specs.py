@@ -224,6 +224,9 @@ class MachineSpec:
         return "\n".join(rows)
 
 
+# Dot types without a matrix instruction: they run on the SIMT lanes (fp32 with input_precision="ieee", fp64).
+SIMT_DOT_TYPES = ("fp32", "fp64")
+
 # Operand dtype spellings the compiler may use, mapped to the keys of tensor_flops_per_clk.
 DTYPE_ALIASES = {
     "float16": "fp16", "f16": "fp16", "half": "fp16",

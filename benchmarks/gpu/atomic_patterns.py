@@ -47,10 +47,10 @@ def pattern_counts(offsets: np.ndarray) -> dict:
     lanes = offsets.reshape(-1, 32)
     lines = np.sort(lanes // 32, axis=1)
     words = np.sort(lanes, axis=1)
-    distinct_lines = 1 + (np.diff(lines, axis=1) != 0).sum(axis=1)
-    distinct_words = 1 + (np.diff(words, axis=1) != 0).sum(axis=1)
-    fresh = np.ones(lines.shape, bool)
+    fresh = np.ones(lines.shape, bool)  # the first lane of each distinct line in a sorted row
     fresh[:, 1:] = np.diff(lines, axis=1) != 0
+    distinct_lines = fresh.sum(axis=1)
+    distinct_words = 1 + (np.diff(words, axis=1) != 0).sum(axis=1)
     return {"lines_per_instruction": float(distinct_lines.mean()),
             "addresses_per_instruction": float(distinct_words.mean()),
             "line_requests": int(distinct_lines.sum()),

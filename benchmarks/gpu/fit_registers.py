@@ -58,14 +58,6 @@ def profiles(splits: tuple[str, ...]) -> list[tuple[str, int, int, list]]:
     return out
 
 
-def peak(profile: list, mma_weight: float) -> float:
-    live = most = 0.0
-    for _, other, mma in profile:
-        live += other + mma_weight * mma
-        most = max(most, live)
-    return most
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", action="append", help="splits to report (default calibration, validation)")
@@ -75,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     regs = np.array([r[1] for r in rows], float)
     threads = np.array([r[2] for r in rows], float)
     calibration = np.array([r[0] == "calibration" for r in rows])
-    peaks = {(i, w): peak(r[3], w) for i, r in enumerate(rows) for w in MMA_WEIGHTS[r[4]]}
+    peaks = {(i, w): gpu_resources.peak_bytes(r[3], w) for i, r in enumerate(rows) for w in MMA_WEIGHTS[r[4]]}
     best = None
     for weights in itertools.product(*MMA_WEIGHTS.values()):
         chosen = dict(zip(MMA_WEIGHTS, weights))

@@ -1,6 +1,7 @@
 """The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
 the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", "holdout3", "holdout4",
-"holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10").
+"holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10"; "holdout11" is in holdout11.py, one module
+for its kernels and cases).
 
 They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
 """

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from heldout_cases import _next_pow2
 from sweep_cases import Case, _f32, _grid_configs, _itemsize, _np_dtype, _rand
 from sweep_kernels import jit, tl
 
@@ -119,10 +120,6 @@ def gqa_attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq, q_heads, kv_heads, sm_
 
 
 # --- cases
-
-def _next_pow2(n: int) -> int:
-    return 1 << (n - 1).bit_length()
-
 
 def index_add_case(name, rows, dim, targets, dtype):
     """out starts at zero (the check zeroes it, `zero_outputs`); the indices repeat, so rows collide."""
