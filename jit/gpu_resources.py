@@ -11,7 +11,8 @@ import math
 from dsl.dtypes import parse_ir_type
 from dsl.ir.ops import OP, OPS, Trait, with_trait
 from jit import shared_model
-from simulator.specs import DTYPE_ALIASES, SIMT_DOT_TYPES, MachineSpec, current_spec
+from jit.mma_layout import ir_layouts, mma_type
+from simulator.specs import SIMT_DOT_TYPES, MachineSpec, current_spec
 
 _COMBINES = with_trait(Trait.COMBINES)  # reductions and scans
 
@@ -86,7 +87,9 @@ def kernel_register_bytes(kernel, spec: MachineSpec | str | None = None) -> int:
     cache = kernel.metadata.setdefault("register_bytes", {})  # machine name -> bytes
     if spec.name not in cache:
         func = parse_function(kernel.asm["ir"])
-        cache[spec.name] = register_bytes(func, MMA_WEIGHTS[dot_kind(func, spec, kernel.options.num_warps)])
+        num_warps = kernel.options.num_warps
+        cache[spec.name] = register_bytes(func, MMA_WEIGHTS[dot_kind(func, spec, num_warps)],
+                                          layout_copies(func, spec, num_warps))
     return cache[spec.name]
 
 
@@ -103,15 +106,6 @@ def dot_kind(func, spec: MachineSpec, num_warps: int) -> str:
     # an operand of a K-major-only type may be transposed through registers on its way to shared memory
     loaded = all(_loaded(operand) for op in dots for operand in op.operands[:2])
     return "async" if loaded and not set(types) & set(spec.mma_kmajor_types) else "async_registers"
-
-
-def mma_type(dtype, input_precision: str = "tf32") -> str:
-    """The matrix-instruction type a dot of `dtype` operands runs as: fp32 operands as TF32 unless the precision is
-    ieee (no tensor core)."""
-    key = dtype.name
-    if dtype.is_fp32():
-        key = "fp32" if input_precision == "ieee" else "tf32"
-    return DTYPE_ALIASES.get(key, key)
 
 
 def _loaded(value) -> bool:
@@ -132,10 +126,16 @@ MMA_WEIGHTS = {"sync": 2.5, "async_registers": 1.75, "async": 1.25}
 MMA_WEIGHT = MMA_WEIGHTS["sync"]
 
 
-def register_bytes(func, mma_weight: float = MMA_WEIGHT) -> int:
+def register_bytes(func, mma_weight: float = MMA_WEIGHT, copies: dict | None = None) -> int:
     """Bytes of tile values one program keeps in registers at most: the peak of live_profile, a value in a dot's
     accumulator layout counting mma_weight times its bytes."""
-    return int(peak_bytes(live_profile(func), mma_weight))
+    return int(peak_bytes(live_profile(func, copies), mma_weight))
+
+
+def layout_copies(func, spec: MachineSpec, num_warps: int) -> dict[tuple[int, ...], int]:
+    """Copies the warps hold of the values shaped like a dot result whose MMA layout replicates it (jit.mma_layout:
+    attention's 64-row tile on 8 warps is held twice)."""
+    return {shape: layout.copies for shape, layout in ir_layouts(func, spec, num_warps).items() if layout.copies > 1}
 
 
 def peak_bytes(profile: list[tuple[int, float, float]], mma_weight: float) -> float:
@@ -147,7 +147,7 @@ def peak_bytes(profile: list[tuple[int, float, float]], mma_weight: float) -> fl
     return most
 
 
-def live_profile(func) -> list[tuple[int, float, float]]:
+def live_profile(func, copies: dict | None = None) -> list[tuple[int, float, float]]:
     """(position, change of other bytes, change of accumulator-layout bytes) of the tile values live in one program,
     from a liveness sweep over the tile IR in program order. A value lives from its definition to its last use
     (to just before it when an elementwise op of the same shape, or a dot adding into it, uses it: they work in
@@ -157,7 +157,9 @@ def live_profile(func) -> list[tuple[int, float, float]]:
     tiles their addresses' bytes (_address_bytes), integer indices and masks nothing (recomputed where used)
     unless they hold data, tiles loaded for a dot of the same loop nothing where an async copy moves them to shared
     memory (_async_copyable): the weights that fit Triton's register counts best (simulator/data/
-    h200_compile_facts.jsonl, calibration configs; simulator.estimate_registers scales it)."""
+    h200_compile_facts.jsonl, calibration configs; simulator.estimate_registers scales it). copies: shape -> the
+    copies of values of that shape a replicated MMA layout holds (layout_copies)."""
+    copies = copies or {}
     order: dict[int, int] = {}  # id(op) -> position in program order
     spans: dict[int, tuple[int, int]] = {}  # id(op with regions) -> (its position, its body's last)
     loops: dict[int, list] = {}  # id(op) -> the loops that enclose it, outermost first
@@ -207,6 +209,7 @@ def live_profile(func) -> list[tuple[int, float, float]]:
     events = []
     for value, first, last in ranges.values():
         size = 0.0 if id(value) in staged else _register_weight(value.type, id(value) in data, addresses.get(id(value)))
+        size *= copies.get(tuple(value.type.shape), 1)
         if size:
             other, acc = (0.0, size) if id(value) in mma else (size, 0.0)
             events += [(first, other, acc), (last + 1, -other, -acc)]

@@ -29,7 +29,7 @@ import numpy as np
 import simulator
 from dsl.dtypes import parse_ir_type
 from dsl.ir.ops import OP, OPS, Trait, with_trait
-from jit import gpu_resources, isel, launch, native, pipelining, sampling, shared_model
+from jit import gpu_resources, isel, launch, mma_layout, native, pipelining, sampling, shared_model
 from jit.layout import default_layout, warp_rows
 from jit.tracebuf import TraceBuffers
 from simulator import Counters, LaunchCounters, LaunchRecord, MachineSpec
@@ -396,11 +396,13 @@ def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, pa
     registers = simulator.estimate_registers(register_bytes, num_warps, spec)
     extra: dict[LineKey, Counters] = {}
     loop_work: dict[object, tuple[int, int]] = {}
-    dot_shapes = {tuple(probes[p]["results"][0][0]) for p in live if probes[p]["op"] == OP.TILE_DOT}
+    layouts = mma_layout.probe_layouts(probes, live, spec, num_warps)
+    mma_tiles = mma_layout.by_shape({p: probes[p]["results"][0][0] for p in layouts}, layouts)
     for p in live:
         info = probes[p]
         if not info["trace"]:
-            found = _compute(info, int(counts[p]), spec, num_warps, padding, dot_shapes, (dots or {}).get(p, ""))
+            found = _compute(info, int(counts[p]), spec, num_warps, padding, mma_tiles, (dots or {}).get(p, ""),
+                             layouts.get(p))
             if found is not None:
                 line = (file, int(info["line"] or 0))
                 extra[line] = extra.get(line, Counters()) + found
@@ -627,10 +629,12 @@ def _numel(entry: list) -> int:
 
 
 def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding: int,
-             dot_shapes: set = frozenset(), operands: str = "") -> Counters | None:
+             mma_tiles: dict | None = None, operands: str = "",
+             layout: mma_layout.DotLayout | None = None) -> Counters | None:
     """Counters of a non-memory op executed `execs` times by the measured programs.
-    dot_shapes: result shapes of the kernel's dots (values of that shape live in the MMA layout);
-    operands: for a dot, where its operands come from (_dot_operands)."""
+    mma_tiles: result shape -> layout of the kernel's dots (values of that shape live in it, copies and all);
+    operands: for a dot, where its operands come from (_dot_operands); layout: a dot's own."""
+    mma_tiles = mma_tiles or {}
     name = info["op"]
     out = info["results"][0] if info["results"] else (info["operands"][0] if info["operands"] else [[], "i32"])
     numel = _numel(out)
@@ -638,11 +642,13 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
     if info.get("merged"):  # its instruction is another op's (jit.isel); a fused add still does its FLOPs
         fused = OPS[name].cls in FLOAT_CLASSES and dtype.is_floating()
         return Counters(simt_flops=execs * numel) if fused else None
-    per = _warp_instructions(numel, num_warps, spec)
+    tile = mma_tiles.get(tuple(out[0]))
+    held = numel * (tile.copies if tile else 1)  # elements the warps work on, copies of a dot layout included
+    per = _warp_instructions(held, num_warps, spec)
     if name == OP.TILE_DOT:
-        return _dot(info, execs, spec, num_warps, operands)
+        return _dot(info, execs, spec, num_warps, operands, layout, mma_tiles)
     if name in _COMBINES:
-        return _reduction(info, execs, spec, num_warps, dot_shapes)
+        return _reduction(info, execs, spec, num_warps, mma_tiles)
     if name == OP.TILE_PERMUTE:
         order = tuple(info["attrs"]["order"])
         if not shared_model.moves_fastest_dim(order):
@@ -660,7 +666,7 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
     if name == OP.TILE_SORT:
         n = out[0][-1] if out[0] else 1
         stages = max(1, int(math.log2(max(2, n))) * (int(math.log2(max(2, n))) + 1) // 2)
-        return Counters(instructions={"compare_select": execs * _warp_instructions(numel * stages, num_warps, spec)})
+        return Counters(instructions={"compare_select": execs * _warp_instructions(held * stages, num_warps, spec)})
     if cls == "branch":
         return Counters(instructions={"branch": execs * num_warps})
     cls = _class(cls, dtype)
@@ -671,7 +677,7 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
     lowered = isel.lowering(name, source, dtype)
     if lowered is None:
         return Counters(instructions={cls: execs * per}, simt_flops=flops)
-    return Counters(instructions={c: execs * _warp_instructions(math.ceil(numel * k), num_warps, spec)
+    return Counters(instructions={c: execs * _warp_instructions(math.ceil(held * k), num_warps, spec)
                                   for c, k in lowered.items()}, simt_flops=flops)
 
 
@@ -684,7 +690,11 @@ def _class(cls: str, dtype) -> str:
     return cls
 
 
-def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int, operands: str = "") -> Counters:
+def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int, operands: str = "",
+         layout: mma_layout.DotLayout | None = None, mma_tiles: dict | None = None) -> Counters:
+    """A tl.dot: its FLOPs, the MMAs its warps issue (copies of a replicated layout issue theirs too), the staging
+    of its operands in shared memory, and the trip through shared memory of an operand computed in registers
+    under another layout or split among warps along N (jit.mma_layout)."""
     (a_shape, a_type), (b_shape, _), _acc = info["operands"]
     *batch, m, k = a_shape
     n = b_shape[-1]
@@ -692,32 +702,36 @@ def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int, operands: st
     dtype = parse_ir_type(a_type)
     flops = 2 * batches * m * n * k * execs
     precision = info["attrs"].get("input_precision", "tf32")
-    key = gpu_resources.mma_type(dtype, precision)
+    key = mma_layout.mma_type(dtype, precision)
     if dtype.is_fp32() and precision == "tf32x3":
         flops *= 3
-    writes, reads, _ = shared_model.dot(m, n, k, max(1, dtype.itemsize), num_warps, spec.warp_size, batches)
+    warps = ((layout.warps_m, layout.warps_n) if layout else (num_warps, 1) if batch
+             else mma_layout.warps_per_tile((m, n), num_warps, False, False))
+    writes, reads, _ = shared_model.dot(m, n, k, max(1, dtype.itemsize), warps, spec.warp_size, batches)
     if spec.async_mma(batches * m, num_warps) and key not in simulator.specs.SIMT_DOT_TYPES:
         reads = []  # warpgroup MMAs read the staged operands straight from shared memory
     tile = f"{key}:{batches * m}:{n}:{k}" + (f":{operands}" if operands else "")
-    return (Counters(tensor_flops={key: flops}, tensor_tiles={tile: flops}, barriers=execs * num_warps)
-            + _times(_shared(writes + reads, spec), execs))
+    counters = (Counters(tensor_flops={key: flops}, tensor_tiles={tile: flops * (layout.copies if layout else 1)},
+                         barriers=execs * num_warps) + _times(_shared(writes + reads, spec), execs))
+    producer = (mma_tiles or {}).get(tuple(a_shape))
+    if layout and operands.startswith("reg") and (layout.warps_n > 1 or producer and producer != layout):
+        counters = counters + _times(_layout_change(batches * m * k * max(1, dtype.itemsize), num_warps, spec), execs)
+    return counters
 
 
-def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int, dot_shapes: set = frozenset()) -> Counters:
-    """A reduction or scan. Over a tile shaped like a dot result the values sit in the MMA layout, where
-    warps own 16-row slices first and split the columns only when rows run out (Triton's warpsPerCTA), so
-    a row reduction crosses warps when a program has more warps than 16-row slices."""
+def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int, mma_tiles: dict | None = None) -> Counters:
+    """A reduction or scan. Over a tile shaped like a dot result the values sit in that dot's MMA layout
+    (jit.mma_layout): the reduction crosses the warps its layout spreads along the axis, and copies of the tile
+    are reduced by their own warps."""
     shape = tuple(info["operands"][0][0])
     axis = int(info["attrs"]["axis"])
-    mma_warps = None
-    if len(shape) == 2 and shape in dot_shapes:
-        along_m = min(num_warps, max(1, shape[0] // 16))
-        mma_warps = along_m if axis == 0 else num_warps // along_m
+    tile = (mma_tiles or {}).get(shape) if len(shape) == 2 else None
+    along = tile.along(shape, axis) if tile else None
     dtype = parse_ir_type(info["operands"][0][1])
     numel = math.prod(shape)
     combine = info.get("combine", [])
     instructions: dict[str, int] = {}
-    per = _warp_instructions(numel, num_warps, spec)
+    per = _warp_instructions(numel * (tile.copies if tile else 1), num_warps, spec)
     flops = 0
     for op in combine:
         cls = _class(OPS[op].cls, dtype)
@@ -725,8 +739,7 @@ def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int, dot_sh
         if cls.startswith("fp_") and dtype.is_floating():
             flops += execs * numel
     itemsize = max(1, dtype.itemsize)
-    writes, reads, _, lanes, warps = shared_model.cross_warp(shape, axis, itemsize, num_warps, spec.warp_size,
-                                                             mma_warps)
+    writes, reads, _, lanes, warps = shared_model.cross_warp(shape, axis, itemsize, num_warps, spec.warp_size, along)
     outputs = numel // shape[axis]
     rounds = max(0, (lanes - 1).bit_length())
     if rounds:

@@ -11,7 +11,7 @@ access bytes), plus the scratch bytes the program allocates for it.
   (Triton's default for layout conversions) spreads the column over all banks.
 - tl.dot operands: A [M, K] and B [K, N] are copied into swizzled shared tiles with 16-byte vectors
   (conflict-free by construction of the swizzle) and each warp reads the slices its part of the
-  output needs (warps split M first, then N), again in 16-byte swizzled rows.
+  output needs (the warps of the dot's MMA layout, jit.mma_layout), again in 16-byte swizzled rows.
 - Cross-warp reductions and scans: each warp along the reduced axis writes its partial results
   [warps_along_axis, outputs] and every warp reads them back.
 """
@@ -66,29 +66,27 @@ def _sequential(nbytes: int, warp_size: int, copies: int = 1) -> list[Access]:
     return [(addresses, active, VECTOR_BYTES)]
 
 
-def dot(m: int, n: int, k: int, itemsize: int, num_warps: int, warp_size: int,
+def dot(m: int, n: int, k: int, itemsize: int, warps: tuple[int, int], warp_size: int,
         batch: int = 1) -> tuple[list[Access], list[Access], int]:
-    """Operand staging of one tl.dot: write A and B once, read them once per warp that needs them."""
-    warps_m = max(1, min(num_warps, m // 16))
-    while num_warps % warps_m:
-        warps_m -= 1
-    warps_n = num_warps // warps_m
+    """Operand staging of one tl.dot: write A and B once, read them once per warp that needs them (`warps`: the
+    result's warps along M and N, jit.mma_layout)."""
+    warps_m, warps_n = warps
     a_bytes, b_bytes = batch * m * k * itemsize, batch * k * n * itemsize
     writes = _sequential(a_bytes, warp_size) + _sequential(b_bytes, warp_size)
     reads = _sequential(a_bytes, warp_size, warps_n) + _sequential(b_bytes, warp_size, warps_m)
     return writes, reads, a_bytes + b_bytes
 
 
-def cross_warp(shape: tuple[int, ...], axis: int, itemsize: int, num_warps: int,
-               warp_size: int, warps_along: int | None = None) -> tuple[list[Access], list[Access], int, int, int]:
+def cross_warp(shape: tuple[int, ...], axis: int, itemsize: int, num_warps: int, warp_size: int,
+               along: tuple[int, int] | None = None) -> tuple[list[Access], list[Access], int, int, int]:
     """Partials of a reduction / scan whose axis spans several warps.
 
     Returns (writes, reads, scratch bytes, lanes along the axis, warps along the axis); no shared
-    traffic when the axis lies within one warp. warps_along: the warps along the axis when the
-    values are not in the default blocked layout (an MMA result).
+    traffic when the axis lies within one warp. along: (lanes, warps) along the axis when the
+    values are not in the default blocked layout (an MMA result, jit.mma_layout).
     """
     layout = default_layout(tuple(shape), num_warps, warp_size)
-    lanes, warps = layout.lanes[axis], layout.warps[axis] if warps_along is None else warps_along
+    lanes, warps = along or (layout.lanes[axis], layout.warps[axis])
     if warps <= 1:
         return [], [], 0, lanes, warps
     outputs = math.prod(shape) // shape[axis]

@@ -19,10 +19,13 @@ on one unit, in cycles (per-program counts are launch totals / programs):
     latency  one program's own path: per memory phase (Counters.phase_rounds: the loads of one loop, the
              iterations a GPU build keeps in flight, the round trips an iteration waits for), rounds x
              (trip / u + work) when its loads wait every iteration (u: the copies of a small loop body the
-             backend unrolls, whose loads issue together; 1 outside loops), rounds x max(trip / depth, work) +
-             trip when they are software-pipelined; trip = (L^p + Q^p)^(1/p) + (chain - 1) L: the unloaded round trip L
-             of the level the loads come from and the time Q the bandwidth takes to serve the bytes every
-             resident program keeps in flight (Little's law, fitted to the measured curve); work = the phase's
+             backend unrolls, whose loads issue together; 1 outside loops), rounds x max(work, (trip + work) /
+             depth) + trip when they are software-pipelined (the copies for iteration i + depth issue once
+             iteration i's work is done, so two stages overlap nothing); trip = (L^p + Q^p)^(1/p) + (chain - 1) L:
+             the unloaded round trip L of the level the loads come from and the time Q the bandwidth takes to
+             serve the bytes every resident program keeps in flight (Little's law, fitted to the measured curve;
+             a pipelined program keeps min(depth, trip / period) iterations in flight, solved as a fixed point,
+             not depth when its work is the longer); work = the phase's
              other instructions / (num_warps * warp_issue_ipc) + its dots at the unit's tensor rate. Plus the
              rest of the program's work, barriers (barrier_cycles) and cross-warp exchanges (exchange_cycles)
              per warp, the reloads of registers spilled past the L1 (an L2 round trip each), and the drain of
@@ -62,6 +65,7 @@ from simulator.specs import OPERAND_BYTES, SIMT_DOT_TYPES, MachineSpec, ceil_div
 
 COMPONENTS = ("tensor", "issue", "shared", "l2", "dram", "latency", "atomics")
 BOUNDS = COMPONENTS + ("launch",)
+_FIXED_POINT_STEPS = 20  # a pipelined phase's bytes in flight settle within a few steps (_Phase.pipelined)
 
 
 class NotLaunchable(ValueError):
@@ -261,8 +265,8 @@ class _PerProgram:
         for phase in self.phases:
             work = phase.work * per_warp + phase.flops * self.tensor_per_flop
             if phase.depth:
-                trip = phase.round_trip(spec, per_unit * units, phase.depth)
-                cycles += phase.rounds * max(trip / phase.depth, work) + trip
+                period, trip = phase.pipelined(spec, per_unit * units, work)
+                cycles += phase.rounds * period + trip
             else:
                 copies = phase.unrolled(spec, self.num_warps)
                 cycles += phase.rounds * (phase.round_trip(spec, per_unit * units, copies) / copies + work)
@@ -316,6 +320,22 @@ class _Phase:
         per_warp = max(1.0, self.work / max(1, num_warps))
         copies = min(spec.unroll_max, max(1.0, spec.unroll_instructions / per_warp))
         return float(min(max(1.0, self.rounds), 2 ** math.floor(math.log2(copies))))
+
+    def pipelined(self, spec: MachineSpec, resident: int, work: float) -> tuple[float, float]:
+        """(cycles per iteration, round trip) of a software-pipelined phase: the copies for iteration i + depth
+        issue once iteration i's work is done and must arrive before iteration i + depth starts, so an iteration
+        takes max(work, (trip + work) / depth). By Little's law a program keeps trip / period iterations in
+        flight (at most depth); the round trip depends on what all resident programs keep in flight, so the two
+        are solved together, from depth down (the sequence falls monotonically to the fixed point)."""
+        in_flight, period, trip = float(self.depth), 0.0, 0.0
+        for _ in range(_FIXED_POINT_STEPS):
+            trip = self.round_trip(spec, resident, in_flight)
+            period = max(work, (trip + work) / self.depth)
+            settled = min(float(self.depth), trip / period)
+            if abs(settled - in_flight) <= 1e-3 * in_flight:
+                break
+            in_flight = settled
+        return period, trip
 
     def round_trip(self, spec: MachineSpec, resident: int, rounds_in_flight: float) -> float:
         """Cycles from issuing one iteration's loads to their arrival while `resident` programs each keep

@@ -54,7 +54,8 @@ def profiles(splits: tuple[str, ...]) -> list[tuple[str, int, int, list]]:
             threads = kernel.options.num_warps * 32
             func = parse_function(kernel.asm["ir"])
             kind = gpu_resources.dot_kind(func, H200, kernel.options.num_warps)
-            out.append((case.split, fact["n_regs"], threads, gpu_resources.live_profile(func), kind))
+            copies = gpu_resources.layout_copies(func, H200, kernel.options.num_warps)
+            out.append((case.split, fact["n_regs"], threads, gpu_resources.live_profile(func, copies), kind))
     return out
 
 

@@ -33,6 +33,7 @@ from dsl.ir.ops import OP, Trait, with_trait
 from jit import abi
 from jit.codegen.llvm_types import I8, I64
 from jit.codegen.loops import linear_index, loop_nest, row_major_strides
+from jit.mma_layout import chain_flags
 from jit.pipelining import enclosing_loop, load_pipelining
 
 GROW_TYPE = ir.FunctionType(ir.VoidType(), [I64, I64, I64])
@@ -72,6 +73,7 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
         info["kind"] = kind
     if op.name == OP.TILE_DOT:
         info["sources"] = [_operand_source(lw, v) for v in op.operands[:2]]
+        info["chained"] = list(chain_flags(op))  # which warps its MMA layout takes (jit.mma_layout)
     elif op.name == OP.TILE_LOAD:  # how a GPU build issues it
         pipelining = load_pipelining(op)
         info["loop_stages"] = pipelining["stages"]

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from simulator import BOUNDS, Counters, estimate
+from simulator import BOUNDS, Counters, cost, estimate
 from simulator.specs import get_spec
 
 
@@ -129,6 +129,39 @@ def test_a_small_loop_body_is_unrolled_and_its_loads_overlap(work, copies):
     work_cycles = rounds * work / spec.warp_issue_ipc
     trips = rounds / copies * spec.dram_round_cycles
     assert latency == pytest.approx((trips + work_cycles) / spec.clock_hz, rel=0.02)
+
+
+@pytest.mark.parametrize("work", [100, 2000])
+def test_a_two_stage_pipeline_overlaps_nothing_and_deeper_ones_hide_the_round_trip(work):
+    """Software pipelining: the copies for iteration i + depth issue once iteration i's work is done, so with two
+    stages (depth 1) each iteration waits its whole round trip and does its work after it; with three (depth 2) an
+    iteration takes max(work, (trip + work) / 2)."""
+    spec = get_spec("h200")
+    rounds, trip = 64, spec.dram_round_cycles  # one program: 1 KiB a round queues for next to nothing
+
+    def latency(key):
+        loop = chain(rounds, key=key, phase_instructions={key: work * rounds})
+        return estimate(loop, 1, spec).components["latency"] * spec.clock_hz
+
+    work_cycles = work / spec.warp_issue_ipc
+    assert latency("0:1:1") == pytest.approx(rounds * (trip + work_cycles) + trip, rel=0.02)
+    period = max(work_cycles, (trip + work_cycles) / 2)
+    assert latency("0:2:1") == pytest.approx(rounds * period + trip, rel=0.02)
+
+
+def test_a_pipelined_program_keeps_only_what_its_round_trip_needs_in_flight():
+    """Little's law: when an iteration's work outlasts the round trip, a program has about trip / period of its
+    depth iterations in flight, so many resident programs queue less than depth iterations each would."""
+    spec = get_spec("h200")
+    key = "0:4:1"
+    busy = chain(16, key=key, bytes_per_round=16 * 1024, programs=1056, num_warps=8, num_stages=5,
+                 phase_instructions={key: 16 * 1056 * 112_000})
+    phase = next(iter(cost._PerProgram(busy, spec, 8).phases))
+    work = 112_000 / (8 * spec.warp_issue_ipc)  # 20,000 cycles, longer than four rounds of every program queue
+    period, trip = phase.pipelined(spec, 1056, work)
+    assert period == pytest.approx(work)
+    assert trip < phase.round_trip(spec, 1056, 4)  # less queued than four iterations of every program
+    assert trip == pytest.approx(phase.round_trip(spec, 1056, trip / period), rel=0.01)  # the fixed point
 
 
 def test_round_trips_queue_when_many_programs_keep_bytes_in_flight():
