@@ -1,7 +1,7 @@
 """The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
 the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", "holdout3", "holdout4",
-"holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10"; "holdout11" is in holdout11.py, one module
-for its kernels and cases).
+"holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10"; "holdout11" and "holdout12" are in
+holdout11.py and holdout12.py, one module for each set's kernels and cases).
 
 They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
 """
@@ -1363,8 +1363,9 @@ def holdout10_cases() -> list[Case]:
 
 
 def heldout_cases() -> list[Case]:
-    from holdout11 import holdout11_cases  # a module of its own: kernels and cases of the set together
+    from holdout11 import holdout11_cases  # modules of their own: kernels and cases of a set together
+    from holdout12 import holdout12_cases
 
     return (holdout_cases() + holdout2_cases() + holdout3_cases() + holdout4_cases() + holdout5_cases()
             + holdout6_cases() + holdout7_cases() + holdout8_cases() + holdout9_cases() + holdout10_cases()
-            + holdout11_cases())
+            + holdout11_cases() + holdout12_cases())
