@@ -110,6 +110,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout9", 10, 0.733, 0.0, 0.055, 0.163),
     ("holdout10", 10, 0.653, 0.024, 0.283, 0.174),
     ("holdout11", 10, 0.768, 0.022, 0.143, 0.249),
+    ("holdout12", 10, 0.645, 0.189, 0.961, 0.303),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -151,9 +152,9 @@ def test_the_readme_figures_hold_on_the_stored_machine_code():
                 main = max(loops, key=lambda loop: loop["load_bytes"])
                 size = main["load_bytes"]
                 waits["up to 16" if size <= 16 else "17-128" if size <= 128 else "over 128"].append(main["waits"])
-    assert sum(map(len, waits.values())) == 881
+    assert sum(map(len, waits.values())) == 961
     assert np.median(waits["up to 16"]) == 1
-    assert np.median(waits["17-128"]) == 2 and np.median(waits["over 128"]) == 7 and max(waits["over 128"]) >= 100
+    assert np.median(waits["17-128"]) == 2 and np.median(waits["over 128"]) == 8 and max(waits["over 128"]) >= 100
 
 
 def test_the_readme_figures_hold_on_instruction_counts_against_the_machine_code():
@@ -181,7 +182,7 @@ def test_the_readme_figures_hold_on_instruction_counts_against_the_machine_code(
                 ratio = c.phase_instructions.get(keys[0], 0) / rounds / warps / (loop["instructions"] / copies)
                 ratios.setdefault(group.family, []).append(ratio)
     median = {family: float(np.median(values)) for family, values in ratios.items()}
-    assert len(median) == 16 and sum(0.9 <= m <= 1.2 for m in median.values()) == 8
+    assert len(median) == 17 and sum(0.9 <= m <= 1.2 for m in median.values()) == 9
     assert median["holdout6_moe_combine"] <= 1.1 and 0.95 <= median["holdout_logsumexp"] <= 1.1
     assert median["holdout5_argmax"] <= 1.5 and median["holdout2_gemv"] <= 1.4
 
@@ -205,12 +206,12 @@ def test_the_readme_figures_hold_on_dram_bandwidth_by_run_length():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.22 s of CPU (p90 0.68 s, at most 2.3 s), as measured
+    """README: modeling one stored config took a median 0.22 s of CPU (p90 0.70 s, at most 2.7 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
-    assert len(seconds) == 3106
-    assert np.median(seconds) <= 0.22 and np.percentile(seconds, 90) <= 0.68 and max(seconds) <= 2.3
+    assert len(seconds) == 3280
+    assert np.median(seconds) <= 0.22 and np.percentile(seconds, 90) <= 0.70 and max(seconds) <= 2.7
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
