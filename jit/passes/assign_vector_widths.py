@@ -175,10 +175,23 @@ def _power_of_two(n: int) -> int:
 
 
 def _constant(value: Value) -> int | None:
-    op = value.op
-    while op is not None and op.name in _REPEATS:
-        value = op.operands[0]
+    """The int a value is known to hold: a constant, through broadcasts, casts and loop-carried values the loop
+    yields back unchanged (a block pointer carries its strides through the loop it advances in)."""
+    while True:
         op = value.op
+        if op is not None and (op.name in _REPEATS or op.name == OP.ARITH_CAST):
+            value = op.operands[0]
+        elif op is None and _invariant(value):
+            value = value.owner.parent.operands[2 + value.index]  # scf.for(start, end, step, initial values...)
+        else:
+            break
     if op is not None and op.name == OP.ARITH_CONSTANT and isinstance(op.attrs["value"], int):
         return op.attrs["value"]
     return None
+
+
+def _invariant(value: Value) -> bool:
+    """Whether a value is a loop-carried one that every iteration yields back as it came."""
+    loop = value.owner.parent if isinstance(value.owner, Block) else None
+    return (loop is not None and loop.name == OP.SCF_FOR and value.index > 0
+            and value.owner.terminator.operands[value.index - 1] is value)

@@ -110,7 +110,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout9", 10, 0.733, 0.0, 0.055, 0.163),
     ("holdout10", 10, 0.653, 0.024, 0.283, 0.174),
     ("holdout11", 10, 0.768, 0.022, 0.143, 0.249),
-    ("holdout12", 10, 0.645, 0.189, 0.961, 0.303),
+    ("holdout12", 10, 0.645, 0.151, 0.84, 0.303),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -182,7 +182,7 @@ def test_the_readme_figures_hold_on_instruction_counts_against_the_machine_code(
                 ratio = c.phase_instructions.get(keys[0], 0) / rounds / warps / (loop["instructions"] / copies)
                 ratios.setdefault(group.family, []).append(ratio)
     median = {family: float(np.median(values)) for family, values in ratios.items()}
-    assert len(median) == 17 and sum(0.9 <= m <= 1.2 for m in median.values()) == 9
+    assert len(median) == 17 and sum(0.9 <= m <= 1.2 for m in median.values()) == 8
     assert median["holdout6_moe_combine"] <= 1.1 and 0.95 <= median["holdout_logsumexp"] <= 1.1
     assert median["holdout5_argmax"] <= 1.5 and median["holdout2_gemv"] <= 1.4
 

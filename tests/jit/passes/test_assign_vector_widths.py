@@ -48,6 +48,17 @@ def gather(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + tl.load(idx_ptr + offs)))
 
 
+@jit
+def block_rows_sum(x_ptr, out_ptr, n_rows, n_cols, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """Column blocks of a row-major matrix through a block pointer that advances along the rows."""
+    rows = tl.make_block_ptr(x_ptr, (n_rows, n_cols), (n_cols, 1), (0, 0), (BLOCK_R, BLOCK_C), (1, 0))
+    acc = tl.zeros((BLOCK_R, BLOCK_C), dtype=tl.float32)
+    for _ in range(0, n_cols, BLOCK_C):
+        acc += tl.load(rows, boundary_check=(0, 1), padding_option="zero").to(tl.float32)
+        rows = tl.advance(rows, (0, BLOCK_C))
+    tl.store(out_ptr + tl.arange(0, BLOCK_R)[:, None] * BLOCK_C + tl.arange(0, BLOCK_C)[None, :], acc)
+
+
 def _vectors(jit_fn, args: dict, constexprs: dict, attr: str = "vector") -> list[int]:
     """(load, store) vector widths the pass records, the arguments specialised as a launch specialises them."""
     signature, _, runtime = jit_fn.bind(tuple(args.values()), dict(constexprs))
@@ -97,3 +108,13 @@ def test_alignment_hints_count_as_known():
 def test_a_gather_moves_one_element_per_instruction():
     x, idx, out = np.zeros(256, np.float32), np.zeros(256, np.int32), np.zeros(256, np.float32)
     assert _vectors(gather, {"x": x, "idx": idx, "out": out}, {"BLOCK": 256}) == [4, 1, 4]
+
+
+def test_a_block_pointers_unit_stride_is_known_through_the_loop_that_carries_it():
+    """A block pointer carries its strides through the loop it advances in; the last one is still the constant 1,
+    so rows of a multiple of 16 elements move 16 bytes an instruction, as Triton's build of the same loop does."""
+    out = np.zeros(64 * 64, np.float32)
+    aligned = {"x": np.zeros(64 * 4096, np.float16), "out": out, "n_rows": 64, "n_cols": 4096}
+    assert _vectors(block_rows_sum, aligned, {"BLOCK_R": 64, "BLOCK_C": 64})[0] == 8
+    unaligned = {"x": np.zeros(64 * 4100, np.float16), "out": out, "n_rows": 64, "n_cols": 4100}
+    assert _vectors(block_rows_sum, unaligned, {"BLOCK_R": 64, "BLOCK_C": 64})[0] == 1
