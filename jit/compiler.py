@@ -131,7 +131,7 @@ class CompiledKernel:
     def _static_probes(self) -> list[dict]:
         """Every op of the kernel in the shape of the profiler's probe records (no execution counts)."""
         from dsl.ir import parse_function
-        from jit.codegen.instrument import dot_operand_load
+        from jit.mma_layout import dot_operand_load
 
         def values(vs):
             return [(list(v.type.shape), v.type.dtype.ir) for v in vs]

@@ -11,7 +11,7 @@ import math
 from dsl.dtypes import parse_ir_type
 from dsl.ir.ops import OP, OPS, Trait, with_trait
 from jit import shared_model
-from jit.mma_layout import ir_layouts, mma_type
+from jit.mma_layout import dot_operand_load, ir_layouts, mma_type
 from simulator.specs import SIMT_DOT_TYPES, MachineSpec, current_spec
 
 _COMBINES = with_trait(Trait.COMBINES)  # reductions and scans
@@ -104,16 +104,8 @@ def dot_kind(func, spec: MachineSpec, num_warps: int) -> str:
             spec.async_mma(op.results[0].type.shape[0], num_warps) for op in dots):
         return "sync"
     # an operand of a K-major-only type may be transposed through registers on its way to shared memory
-    loaded = all(_loaded(operand) for op in dots for operand in op.operands[:2])
+    loaded = all(dot_operand_load(operand) is not None for op in dots for operand in op.operands[:2])
     return "async" if loaded and not set(types) & set(spec.mma_kmajor_types) else "async_registers"
-
-
-def _loaded(value) -> bool:
-    """Whether a dot operand is a loaded tile (through casts and transposes), not one computed in registers."""
-    op = value.op
-    while op is not None and op.name in _PASS_THROUGH:
-        op = op.operands[0].op
-    return op is not None and op.name == OP.TILE_LOAD
 
 
 # Values in a dot's register layouts weigh this many times more than others: the allocator keeps them whole,

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dsl.dtypes import parse_ir_type
-from dsl.ir.core import Block, Operation, uses
+from dsl.ir.core import Block, Operation, Value, uses
 from dsl.ir.ops import OP
 from simulator.specs import DTYPE_ALIASES, SIMT_DOT_TYPES, MachineSpec
 
@@ -80,6 +80,23 @@ def _linked(dot: Operation, block: Block) -> bool:
             seen.add(id(other))
             todo.append(other)
     return False
+
+
+# ops a dot operand passes through on its way from memory without being computed: which matrix instruction
+# a GPU can use depends on whether the operand comes straight from a load and in which memory order
+_PASS_THROUGH = frozenset({OP.ARITH_CAST, OP.ARITH_BITCAST, OP.TILE_PERMUTE})
+
+
+def dot_operand_load(value: Value) -> tuple[Operation, bool] | None:
+    """(the tile.load a dot operand comes from, whether it is transposed on the way), or None when it is computed."""
+    transposed = False
+    op = value.op
+    while op is not None and op.name in _PASS_THROUGH:
+        if op.name == OP.TILE_PERMUTE:
+            order = tuple(op.attrs["order"])
+            transposed ^= order[-2:] == (len(order) - 1, len(order) - 2)
+        op = op.operands[0].op
+    return (op, transposed) if op is not None and op.name == OP.TILE_LOAD else None
 
 
 def warps_per_tile(shape: tuple[int, int], num_warps: int, warpgroup: bool, chained: bool) -> tuple[int, int]:

@@ -690,8 +690,8 @@ def _class(cls: str, dtype) -> str:
     return cls
 
 
-def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int, operands: str = "",
-         layout: mma_layout.DotLayout | None = None, mma_tiles: dict | None = None) -> Counters:
+def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int, operands: str,
+         layout: mma_layout.DotLayout | None, mma_tiles: dict) -> Counters:
     """A tl.dot: its FLOPs, the MMAs its warps issue (copies of a replicated layout issue theirs too), the staging
     of its operands in shared memory, and the trip through shared memory of an operand computed in registers
     under another layout or split among warps along N (jit.mma_layout)."""
@@ -713,19 +713,19 @@ def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int, operands: st
     tile = f"{key}:{batches * m}:{n}:{k}" + (f":{operands}" if operands else "")
     counters = (Counters(tensor_flops={key: flops}, tensor_tiles={tile: flops * (layout.copies if layout else 1)},
                          barriers=execs * num_warps) + _times(_shared(writes + reads, spec), execs))
-    producer = (mma_tiles or {}).get(tuple(a_shape))
+    producer = mma_tiles.get(tuple(a_shape))
     if layout and operands.startswith("reg") and (layout.warps_n > 1 or producer and producer != layout):
         counters = counters + _times(_layout_change(batches * m * k * max(1, dtype.itemsize), num_warps, spec), execs)
     return counters
 
 
-def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int, mma_tiles: dict | None = None) -> Counters:
+def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int, mma_tiles: dict) -> Counters:
     """A reduction or scan. Over a tile shaped like a dot result the values sit in that dot's MMA layout
     (jit.mma_layout): the reduction crosses the warps its layout spreads along the axis, and copies of the tile
     are reduced by their own warps."""
     shape = tuple(info["operands"][0][0])
     axis = int(info["attrs"]["axis"])
-    tile = (mma_tiles or {}).get(shape) if len(shape) == 2 else None
+    tile = mma_tiles.get(shape) if len(shape) == 2 else None
     along = tile.along(shape, axis) if tile else None
     dtype = parse_ir_type(info["operands"][0][1])
     numel = math.prod(shape)

@@ -122,10 +122,10 @@ def _matmul_inputs(m, n, k, dtype):
     return inputs
 
 
-def _fits(c, stages_key="num_stages"):
+def _fits(c):
     """Tile and warps a matmul config may pair, and operand stages that fit the H200's shared memory."""
     return (32 * 32 * c["num_warps"] <= c["BLOCK_M"] * c["BLOCK_N"] <= 128 * 32 * c["num_warps"]
-            and c[stages_key] * c["BLOCK_K"] * (c["BLOCK_M"] + c["BLOCK_N"]) * 2 <= 227 * 1024)
+            and c["num_stages"] * c["BLOCK_K"] * (c["BLOCK_M"] + c["BLOCK_N"]) * 2 <= 227 * 1024)
 
 
 PERSISTENT_CONFIGS = _grid_configs(
@@ -135,7 +135,10 @@ PERSISTENT_CONFIGS = _grid_configs(
 
 def persistent_matmul_case(name, m, n, k, dtype):
     size = _itemsize(dtype)
-    tiles = lambda cfg: math.ceil(m / cfg["BLOCK_M"]) * math.ceil(n / cfg["BLOCK_N"])  # noqa: E731
+
+    def tiles(cfg):
+        return math.ceil(m / cfg["BLOCK_M"]) * math.ceil(n / cfg["BLOCK_N"])
+
     return Case("holdout12_persistent_matmul", name, "holdout12", persistent_matmul_kernel,
                 {"M": m, "N": n, "K": k}, dtype, [{"PROGRAMS": SMS, **c} for c in PERSISTENT_CONFIGS],
                 _matmul_inputs(m, n, k, dtype), ("c",), lambda x, cfg: (x["a"], x["b"], x["c"], m, n, k),

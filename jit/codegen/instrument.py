@@ -33,7 +33,7 @@ from dsl.ir.ops import OP, Trait, with_trait
 from jit import abi
 from jit.codegen.llvm_types import I8, I64
 from jit.codegen.loops import linear_index, loop_nest, row_major_strides
-from jit.mma_layout import chain_flags
+from jit.mma_layout import chain_flags, dot_operand_load
 from jit.pipelining import enclosing_loop, load_pipelining
 
 GROW_TYPE = ir.FunctionType(ir.VoidType(), [I64, I64, I64])
@@ -86,23 +86,6 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
     info["loop"] = None if loop is None else lw.loop_ids.setdefault(id(loop), len(lw.loop_ids))
     lw.probes.append(info)
     return len(lw.probes) - 1
-
-
-# ops a dot operand passes through on its way from memory without being computed: which matrix instruction
-# a GPU can use depends on whether the operand comes straight from a load and in which memory order
-_PASS_THROUGH = frozenset({OP.ARITH_CAST, OP.ARITH_BITCAST, OP.TILE_PERMUTE})
-
-
-def dot_operand_load(value: Value) -> tuple[Operation, bool] | None:
-    """(the tile.load a dot operand comes from, whether it is transposed on the way), or None when it is computed."""
-    transposed = False
-    op = value.op
-    while op is not None and op.name in _PASS_THROUGH:
-        if op.name == OP.TILE_PERMUTE:
-            order = tuple(op.attrs["order"])
-            transposed ^= order[-2:] == (len(order) - 1, len(order) - 2)
-        op = op.operands[0].op
-    return (op, transposed) if op is not None and op.name == OP.TILE_LOAD else None
 
 
 def _operand_source(lw, value: Value) -> list | None:
