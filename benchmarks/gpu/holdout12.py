@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from heldout_cases import _next_pow2
+from holdout4 import _next_pow2
 from sweep_cases import Case, _f32, _grid_configs, _itemsize, _np_dtype, _rand
 from sweep_kernels import jit, tl
 

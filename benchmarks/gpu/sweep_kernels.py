@@ -2,8 +2,8 @@
 
 The same kernel text is timed by Triton on an H200 (`benchmarks/gpu/sweep.py`, with
 WAVETILE_SWEEP_BACKEND=triton) and modeled by wavetile (`benchmarks/gpu/model_sweep.py`), which is
-what makes the two comparable. The shapes and configs they run are in sweep_cases; the held-out sets'
-kernels are in heldout_kernels.
+what makes the two comparable. The shapes and configs they run are in sweep_cases; each held-out set's
+kernels are in its own module with its cases (holdout1.py, ..., holdout12.py).
 """
 
 from __future__ import annotations
