@@ -3,9 +3,10 @@
 Run on the GPU machine beside sweep.py (same cases, same inputs):
     WAVETILE_SWEEP_BACKEND=triton python benchmarks/gpu/compile_facts.py OUT.jsonl [--family F] [--case C] [--jobs N]
 Each config is compiled and launched once; the compiled kernel's n_regs, n_spills and shared bytes, and
-the MMA version in its TTGIR (3 = warpgroup wgmma, 2 = warp-level mma.sync, 0 = no tensor-core dot),
-are written one JSON line per config. The cost model's register estimate, its spill charge and its
-tensor-core path choice are checked against these facts (simulator/data/h200_compile_facts.jsonl).
+the MMA version in its TTGIR (3 = warpgroup wgmma, 2 = warp-level mma.sync, 0 = no tensor-core dot), its
+layout conversions and blocked layouts (the coalescing pass's choice for each access), are written one
+JSON line per config. The cost model's register estimate, its spill charge and its tensor-core path choice
+are checked against these facts (simulator/data/h200_compile_facts.jsonl).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np  # noqa: E402
 import sweep_cases as sk  # noqa: E402
 
 _MMA = re.compile(r"nvidia_mma<\{versionMajor = (\d)")
+_BLOCKED = re.compile(r"^#blocked\d* = #ttg\.blocked<\{(.*)\}>", re.MULTILINE)  # the layouts, in order
 
 
 def compile_case(name: str, seed: int, read: Callable[[object], dict]) -> list[dict]:
@@ -59,7 +61,8 @@ def facts(compiled) -> dict:
     versions = sorted({int(v) for v in _MMA.findall(ttgir)})
     return dict(n_regs=int(compiled.n_regs), n_spills=int(compiled.n_spills), shared=int(compiled.metadata.shared),
                 mma=max(versions, default=0), wgmma_ops=ttgir.count("warp_group_dot"),
-                local_alloc=ttgir.count("local_alloc"), convert_layout=ttgir.count("convert_layout"))
+                local_alloc=ttgir.count("local_alloc"), convert_layout=ttgir.count("convert_layout"),
+                blocked=_BLOCKED.findall(ttgir))
 
 
 def selection_arguments(parser: argparse.ArgumentParser) -> None:

@@ -6,9 +6,13 @@ the programs running at once touch neighbouring runs of the same rows; launched 
 On the H200 reads of runs of 128 bytes or more reach 95 % of the best bandwidth either way; 64-byte runs 93 % when
 neighbours run together and 70 % when far apart, 32-byte runs 77 % and 66 %. Writes lose less at 64 bytes (96 % and
 79 %) and more at 128 bytes far apart (83 %); 32-byte runs 64 % and 62 % (simulator/data/h200_dram_runs.json). The
-cost model charges reads so (MachineSpec.run_efficiency), not writes.
+cost model charges reads so (MachineSpec.run_efficiency), not writes. Runs shorter than a sector are another
+matter for writes: stores of 4-, 8- and 16-byte runs, each part of a sector, go at 36-71 G runs/s (median 60) where
+whole sectors go at 85 G/s, while the reads of such runs reach 100-150 G/s; the L2 charges each sector a store
+writes only in part that rate (MachineSpec.l2_partial_writes_per_s, h200_dram_runs.json: sub_sector_*).
 
-Run on a machine with a CUDA GPU, torch and triton:  python benchmarks/gpu/dram_runs.py OUT.json
+Run on a machine with a CUDA GPU, torch and triton:  python benchmarks/gpu/dram_runs.py OUT.json [RUN_BYTES,...]
+(default run lengths 32 to 1,024 bytes; runs shorter than a 32-byte sector, 4,8,16, write part of a sector each)
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import json
 import sys
 
 
-def main(out_path: str) -> None:
+def main(out_path: str, run_lengths: tuple[int, ...] = (32, 64, 128, 256, 512, 1024)) -> None:
     import torch
     import triton
     import triton.language as tl
@@ -49,7 +53,7 @@ def main(out_path: str) -> None:
     n_rows, n_cols, rows = 16384, 4096, 128
     src = torch.randn(n_rows, n_cols, device="cuda")
     found, written = [], []
-    for run_bytes in (32, 64, 128, 256, 512, 1024):
+    for run_bytes in run_lengths:
         w = run_bytes // 4
         column_blocks, row_blocks = n_cols // w, n_rows // rows
         dst = torch.empty(row_blocks * n_cols, device="cuda")
@@ -74,4 +78,7 @@ def main(out_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if len(sys.argv) > 2:
+        main(sys.argv[1], tuple(int(b) for b in sys.argv[2].split(",")))
+    else:
+        main(sys.argv[1])
