@@ -416,7 +416,8 @@ def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, pa
 @dataclasses.dataclass(frozen=True)
 class AccessLayout:
     """How a GPU build lays out one traced access: its tile, dims in memory order, elements per instruction, warp
-    rows (one per instruction)."""
+    rows (one per instruction), and how many consecutive rows move one lane's run of contiguous elements (a run
+    narrowed to several instructions by what the compiler knows of alignment or the mask)."""
 
     shape: tuple[int, ...]
     itemsize: int
@@ -424,6 +425,7 @@ class AccessLayout:
     index: np.ndarray  # the memory-ordered view's flat position -> the tile's
     vector: int
     rows: object  # jit.layout.warp_rows of the view, split into `vector`-wide instructions
+    run_rows: int = 1
 
     @property
     def vector_bytes(self) -> int:
@@ -455,7 +457,7 @@ def _layout(info: dict, parts: list[np.ndarray], spec: MachineSpec, num_warps: i
         per_thread = min(per_thread, info["attrs"].get("size_per_thread", per_thread))
         vector = min(per_thread, info["attrs"].get("vector", per_thread))
     rows = warp_rows(default_layout(view, num_warps, spec.warp_size, per_thread))
-    return AccessLayout(shape, itemsize, axes, index, vector, rows.split(vector))
+    return AccessLayout(shape, itemsize, axes, index, vector, rows.split(vector), max(1, per_thread // vector))
 
 
 def _order_ranks(probes: list[dict], traced: list[int]) -> dict[int, int]:
@@ -543,7 +545,8 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
                                              weight=weight, order=order, phase=phase, dram_efficiency=efficiency))
         elif access == "store":
             results.append(rec.global_access(line, lanes, active, vector * itemsize, store=True,
-                                             program_ids=program_ids, weight=weight, order=order))
+                                             program_ids=program_ids, weight=weight, order=order,
+                                             merged_rows=layout.run_rows))
         else:
             rec.atomic_access(line, lanes, active, vector * itemsize, elements=vector,
                               fenced=info["attrs"].get("sem", "acq_rel") != "relaxed", program_ids=program_ids,
@@ -582,13 +585,16 @@ _ACCESS = {name: "atomic" if name in with_trait(Trait.WRITES_MEMORY) else "load"
 
 
 def _fastest_last(addresses: np.ndarray, shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    """Dims of the tile with its contiguous dim last (the identity when the last dim is contiguous or no dim is)."""
+    """Dims of the tile with its contiguous dim last (the identity when the last dim is contiguous). When no dim is,
+    Triton's coalescing pass breaks the tie in dim order, so dim 0 varies fastest: lanes walk down the rows of a
+    stride-2 tile (Triton 3.6's layout for an interleaved rotary embedding of 4 tokens: threadsPerWarp [4, 8], order
+    [0, 1]; simulator/data/h200_compile_facts.jsonl)."""
     if len(shape) < 2 or shape[-1] > 1 and _contiguous(addresses, shape, len(shape) - 1, itemsize):
         return tuple(range(len(shape)))
     for dim in range(len(shape) - 2, -1, -1):
         if shape[dim] > 1 and _contiguous(addresses, shape, dim, itemsize):
             return tuple(d for d in range(len(shape)) if d != dim) + (dim,)
-    return tuple(range(len(shape)))
+    return tuple(range(len(shape) - 1, -1, -1))
 
 
 def _contiguous(addresses: np.ndarray, shape: tuple[int, ...], dim: int, itemsize: int) -> bool:

@@ -14,7 +14,8 @@ on one unit, in cycles (per-program counts are launch totals / programs):
     shared   b * (wavefronts / shared_wavefronts_per_clk + T * mma_transpose_cycles); T = 32-bit words of dot
              operands of a K-major-only type (mma_kmajor_types: warpgroup MMAs read them only K-major) that
              lie MN-major in memory, transposed through registers into shared memory at every execution
-    l2       b * ((sectors - L1 hits) * sector_bytes + spill bytes) / (l2_bytes_per_s / clock / active_units)
+    l2       b * ((sectors - L1 hits) * sector_bytes + P * (l2_bytes_per_s / l2_partial_writes_per_s - sector_bytes)
+             + spill bytes) / (l2_bytes_per_s / clock / active_units); P = store sectors written only in part
     dram     b * dram_bytes / (dram_bytes_per_s * dram_efficiency / clock / active_units)
     latency  one program's own path: per memory phase (Counters.phase_rounds: the loads of one loop, the
              iterations a GPU build keeps in flight, the round trips an iteration waits for), rounds x
@@ -240,7 +241,11 @@ class _PerProgram:
         self.spill_bytes = spill_instructions * spec.warp_size * 4
         self.spill_footprint = spilled * 4 * num_warps * spec.warp_size  # local memory one program keeps
         self.shared_per_program = counters.shared_bytes_per_program
-        self.l2_bytes = (counters.global_sectors - counters.l1_hit_sectors) * spec.sector_bytes / n + self.spill_bytes
+        # a store that writes part of a sector ties the L2 up as long as l2_bytes_per_s / l2_partial_writes_per_s
+        # bytes of whole sectors would
+        partial_extra = max(0.0, spec.l2_bytes_per_s / spec.l2_partial_writes_per_s - spec.sector_bytes)
+        self.l2_bytes = ((counters.global_sectors - counters.l1_hit_sectors) * spec.sector_bytes
+                         + counters.store_partial_sectors * partial_extra) / n + self.spill_bytes
         self.dram_bytes = (counters.dram_bytes + counters.dram_short_run_bytes) / n  # short runs waste bandwidth
         self.atomic_cycles = _atomic_cycles(counters, spec) / n  # GPU-wide, at the L2
         # the hottest line's requests, shared by the programs (a histogram's every program adds to its bins)

@@ -51,6 +51,9 @@ class Counters:
       load_bytes_requested    bytes the active lanes asked for
       load_bytes_moved        load_sectors x sector bytes (what the memory system moved)
       store_*                 the same for global stores
+      store_partial_sectors   sectors a store writes only part of (fewer bytes than the sector holds, after the
+                              instructions that store one lane's contiguous run merge): the L2 merges each into the
+                              sector's old bytes, at a rate of its own (MachineSpec.l2_partial_writes_per_s)
       masked_lanes            lanes masked off in global loads and stores (inactive lanes)
       l1_hit_sectors          load sectors the unit's L1 served (they never reach the L2)
       l2_hits, l2_misses      sector accesses that hit / missed in the L2 model (loads and stores)
@@ -111,6 +114,7 @@ class Counters:
     store_lines: int = 0
     store_bytes_requested: int = 0
     store_bytes_moved: int = 0
+    store_partial_sectors: int = 0
     masked_lanes: int = 0
     l1_hit_sectors: int = 0
     l2_hits: int = 0

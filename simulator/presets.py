@@ -56,6 +56,10 @@ H200 = {
     "l2_line_bytes": (128, "H", "Nsight Compute: 128-B lines of four 32-B sectors"),
     "l2_ways": (16, "assumed", "associativity not published; 16-way with hashed set index"),
     "l2_bytes_per_s": (9.9e12, "H", "16 MiB L2-resident re-read, L1 bypassed: 9.4-9.9 TB/s; " + _MEASURED),
+    "l2_partial_writes_per_s": (60e9, "H", "stores of 4-, 8- and 16-byte runs, each part of a 32-B sector: 36-71 G "
+                                "runs/s (median 60), where whole sectors go at the DRAM's 85 G/s "
+                                "(benchmarks/gpu/dram_runs.py, simulator/data/h200_dram_runs.json: "
+                                "sub_sector_write_runs)"),
     "dram_bytes_per_s": (4.8e12, "H", "datasheet; measured bus 6,016 bit x 3,201 MHz DDR = 4.82 TB/s"),
     "dram_efficiency": (0.885, "H", "1-4 GiB copies: 4,248-4,272 GB/s of 4.8 TB/s; " + _MEASURED),
     "dram_atom_bytes": (64, "L", "strided-copy curve fits 64-B DRAM fetches (research §2)"),
@@ -169,6 +173,7 @@ MTT_S5000 = {
     "l2_line_bytes": (128, "assumed", "not published; NVIDIA's 128-B lines"),
     "l2_ways": (16, "assumed", "not published; 16-way with hashed set index"),
     "l2_bytes_per_s": (6.4e12, "assumed", "4 x DRAM bandwidth (Triton perf model's ratio)"),
+    "l2_partial_writes_per_s": (6.4e12 * 60e9 / 9.9e12, "assumed", "the H200's share of l2_bytes_per_s"),
     "l2_load_bytes_per_s": (6.4e12 * 6.6 / 9.9, "assumed", "the H200's share of l2_bytes_per_s"),
     "dram_bytes_per_s": (1.6e12, "H", "musaInfo 20,000 MHz x 640 bit"),
     "dram_efficiency": (0.885, "assumed", "H200's measured copy efficiency"),
@@ -227,6 +232,7 @@ MTT_S4000 = {
     "l2_line_bytes": (128, "assumed", "not published"),
     "l2_ways": (16, "assumed", "not published"),
     "l2_bytes_per_s": (3.072e12, "assumed", "4 x DRAM bandwidth (Triton perf model's ratio)"),
+    "l2_partial_writes_per_s": (3.072e12 * 60e9 / 9.9e12, "assumed", "the H200's share of l2_bytes_per_s"),
     "l2_load_bytes_per_s": (3.072e12 * 6.6 / 9.9, "assumed", "the H200's share of l2_bytes_per_s"),
     "dram_bytes_per_s": (768e9, "M", "press: 48 GB GDDR6, 384-bit, 768 GB/s"),
     "dram_efficiency": (0.885, "assumed", "H200's measured copy efficiency"),

@@ -73,6 +73,7 @@ class MachineSpec:
     l2_line_bytes: int
     l2_ways: int
     l2_bytes_per_s: float
+    l2_partial_writes_per_s: float  # sectors a store writes only part of, merged into the L2's copy per second
     dram_bytes_per_s: float
     dram_efficiency: float
     dram_atom_bytes: int
@@ -270,7 +271,7 @@ _POSITIVE = (
     "max_registers_per_thread", "register_alloc_unit", "shared_bytes_per_unit", "local_cache_bytes", "shared_banks",
     "shared_bank_bytes", "shared_wavefronts_per_clk", "transaction_lanes", "sector_bytes", "l2_bytes",
     "l2_reuse_near", "l2_reuse_far",
-    "l2_line_bytes", "l2_ways", "l2_bytes_per_s", "dram_bytes_per_s", "dram_efficiency",
+    "l2_line_bytes", "l2_ways", "l2_bytes_per_s", "l2_partial_writes_per_s", "dram_bytes_per_s", "dram_efficiency",
     "dram_atom_bytes", "dram_round_cycles", "l2_round_cycles", "l2_load_bytes_per_s", "dram_queue_exponent",
     "l2_queue_exponent", "tensor_efficiency",
     "tensor_subcores", "fp32_flops_per_clk", "mma_async_warps", "mma_sync_fraction",

@@ -94,6 +94,10 @@ def test_masked_tail_counts_inactive_lanes():
     # counts the same for a 50,000,003-element fp32 stream on the H200: 25.0 M sectors in 1.56 M requests, 75 % L1
     # hits (simulator/data/h200_ncu.jsonl, holdout7_softcap_fp32_50M)
     assert c.load_sectors == 1000 * 4 // 32 * 4 and c.l1_hit_sectors == c.load_sectors * 3 // 4
+    # each store instruction writes 4 of a sector's 32 bytes, but a lane's four consecutive ones write its 16 bytes
+    # whole and merge before the L2: no sector is left written in part (4,000 bytes end on a sector's edge)
+    assert c.store_sectors == c.load_sectors and c.store_partial_sectors == 0
+    assert run_copy(1001).totals.store_partial_sectors == 1  # the last 4 bytes start a sector
 
 
 def test_column_read_of_row_major_tile_is_laid_out_along_its_columns_and_bit_identical():
@@ -558,3 +562,33 @@ def test_a_cold_launch_reads_every_byte_from_dram_even_where_neighbours_share_li
     np.testing.assert_allclose(out, x.astype(np.float64).sum(axis=1), rtol=1e-3, atol=1e-2)
     assert c.l1_hit_sectors < c.load_sectors - x.nbytes // 32
     assert x.nbytes <= c.dram_read_bytes <= 1.1 * x.nbytes
+
+
+@jit
+def swap_pairs_kernel(x_ptr, out_ptr, n_rows, ROW: tl.constexpr, BLOCK_R: tl.constexpr):
+    """out[r, 2i] = x[r, 2i + 1] and out[r, 2i + 1] = x[r, 2i]: two stride-2 loads and stores per row, as an
+    interleaved (GPT-J) rotary embedding does."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    even = rows[:, None] * ROW + 2 * tl.arange(0, ROW // 2)[None, :]
+    mask = rows[:, None] < n_rows
+    x_even = tl.load(x_ptr + even, mask=mask)
+    x_odd = tl.load(x_ptr + even + 1, mask=mask)
+    tl.store(out_ptr + even, x_odd, mask=mask)
+    tl.store(out_ptr + even + 1, x_even, mask=mask)
+
+
+@pytest.mark.parametrize("block_r, sectors_per_store", [(1, 4), (8, 8), (32, 32)])
+def test_a_tile_with_no_contiguous_dim_puts_its_lanes_down_the_rows(block_r, sectors_per_store):
+    """Triton 3.6 breaks its coalescing pass's tie in dim order when no dim of a pointer tile is contiguous: lanes
+    walk down the rows first (the interleaved rotary's 4 x 64 tile: threadsPerWarp [4, 8], order [0, 1] in
+    simulator/data/h200_compile_facts.jsonl), so each warp store of 2-byte elements touches a sector per row and
+    writes part of each, which the L2 merges at its own rate (Nsight: 32 sectors a request at 32 rows, 4 at 1)."""
+    n_rows, row = 64, 128
+    x = RNG.standard_normal((n_rows, row)).astype(np.float16)
+    out = np.empty_like(x)
+    c = profile_one(lambda: swap_pairs_kernel[(cdiv(n_rows, block_r),)](x, out, n_rows, ROW=row, BLOCK_R=block_r,
+                                                                       num_warps=1, machine="h200")).totals
+    swapped = x.reshape(n_rows, row // 2, 2)[:, :, ::-1].reshape(n_rows, row)
+    np.testing.assert_array_equal(out, swapped)
+    assert c.store_sectors == c.store_requests * sectors_per_store
+    assert c.store_partial_sectors == c.store_sectors  # every store writes half of each sector it touches

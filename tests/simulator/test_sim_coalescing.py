@@ -115,3 +115,52 @@ def test_matches_brute_force(rows, size, width, seed):
     spec = "h200" if width == 32 else "mtt-s4000"
     r = coalesce(addresses, mask, access_bytes=size, spec=spec)
     assert (r.total_requests, r.total_sectors, r.total_lines) == brute_force(addresses, mask, size)
+
+
+def test_stores_count_the_sectors_they_write_only_in_part():
+    def partial(addresses, size, mask=None):
+        return int(coalesce(addresses, mask, access_bytes=size, spec="h200", count_partial=True).partial_sectors.sum())
+
+    assert partial(BASE + 2 * LANES, 2) == 0  # a bf16 row: four whole sectors
+    assert partial(BASE + 4 * LANES, 2) == 4  # every other bf16 (an interleaved rotary's half): each sector half
+    assert partial(BASE + 60_000 * LANES, 8) == 32  # 8 bytes of each of 32 rows (a narrow column slice)
+    assert partial(BASE + 16 * LANES + 8, 16) == 2  # misaligned 16-byte vectors: the first and last sector
+    tail = np.arange(32) < 20
+    assert partial(BASE + 4 * LANES, 4, tail) == 1  # 80 bytes: two whole sectors and half of the third
+    assert partial(np.full(32, BASE), 4) == 1  # every lane the same 4 bytes: written once
+    assert coalesce(BASE + 4 * LANES, access_bytes=2).partial_sectors is None  # asked for only on stores
+    # one execution's instructions merge: a thread's four scalar stores of an unaligned 16-byte run fill sectors
+    scalar = BASE + 4 + 16 * LANES[None, :] + 4 * np.arange(4)[:, None]
+    assert partial(scalar, 4) == 3 * 16 + 17  # alone, each instruction writes part of every sector it touches
+    assert int(coalesce(scalar, access_bytes=4, spec="h200", count_partial=True, partial_rows=4)
+               .partial_sectors.sum()) == 2  # the ends of the 512-byte run
+
+
+def partial_brute_force(addresses, mask, size, group=32, sector=32):
+    found = 0
+    for row, active in zip(addresses, mask):
+        for g in range(0, len(row), group):
+            written: dict[int, set] = {}
+            for a, m in zip(row[g:g + group], active[g:g + group]):
+                for byte in range(a, a + size) if m else ():
+                    written.setdefault(byte // sector, set()).add(byte)
+            found += sum(len(b) < sector for b in written.values())
+    return found
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4), st.sampled_from([1, 2, 4, 8, 16]), st.sampled_from([32, 128]),
+       st.integers(0, 2**32 - 1))
+def test_partial_sectors_match_brute_force(rows, size, width, seed):
+    rng = np.random.default_rng(seed)
+    if rng.random() < 0.5:  # scattered lanes
+        addresses = rng.integers(0, 2048, size=(rows, width)) * rng.choice([1, size])
+    else:  # runs in lane order (the common store) from any offset
+        addresses = rng.integers(0, 2048, size=(rows, 1)) + size * np.arange(width)
+    mask = rng.random((rows, width)) < rng.choice([0.8, 1.0])
+    spec = "h200" if width == 32 else "mtt-s4000"
+    r = coalesce(addresses, mask, access_bytes=size, spec=spec, count_partial=True)
+    assert int(r.partial_sectors.sum()) == partial_brute_force(addresses, mask, size, group=width)
+    merged = coalesce(addresses, mask, access_bytes=size, spec=spec, count_partial=True, partial_rows=rows)
+    assert int(merged.partial_sectors.sum()) == partial_brute_force(addresses.reshape(1, -1), mask.reshape(1, -1),
+                                                                    size, group=rows * width)

@@ -102,21 +102,39 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout", 10, 0.844, 0.0, 0.108, 0.161),
     ("holdout2", 11, 0.758, 0.0, 0.111, 0.115),
     ("holdout3", 10, 0.761, 0.0, 0.192, 0.204),
-    ("holdout4", 10, 0.817, 0.036, 0.129, 0.19),
+    ("holdout4", 10, 0.817, 0.011, 0.129, 0.16),
     ("holdout5", 10, 0.774, 0.059, 0.392, 0.226),
     ("holdout6", 10, 0.604, 0.094, 0.52, 0.122),
-    ("holdout7", 10, 0.675, 0.075, 0.118, 0.184),
-    ("holdout8", 10, 0.656, 0.083, 0.52, 0.244),
-    ("holdout9", 10, 0.733, 0.0, 0.055, 0.163),
-    ("holdout10", 10, 0.653, 0.024, 0.283, 0.174),
+    ("holdout7", 10, 0.68, 0.075, 0.117, 0.183),
+    ("holdout8", 10, 0.805, 0.049, 0.178, 0.205),
+    ("holdout9", 10, 0.734, 0.0, 0.055, 0.153),
+    ("holdout10", 10, 0.653, 0.024, 0.283, 0.16),
     ("holdout11", 10, 0.768, 0.022, 0.143, 0.249),
-    ("holdout12", 10, 0.645, 0.151, 0.84, 0.303),
+    ("holdout12", 10, 0.645, 0.151, 0.84, 0.269),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
     assert total["groups"] == groups
     assert total["rho"] >= rho and total["regret"] <= regret and total["regret_p90"] <= regret_p90
     assert total["mape"] <= mape and total["rejected_ok"] == 0 and total["missed_overflows"] == 0
+
+
+def test_three_held_out_sets_meet_every_threshold():
+    """README and tutorial 04: holdout, holdout4 and holdout8 meet the validation thresholds (rho >= 0.8, picks
+    <= 10 % / 25 % slow, time error <= 25 %); the other nine do not. And the figures of all groups pooled."""
+    meet, scores = set(), []
+    model = validate.model_seconds(validate.get_spec("h200"))
+    for split, csv_name in validate.HELD_OUT.items():
+        groups = [g for g in validate.load(validate.DATA / csv_name, validate.DATA / "h200_counters.jsonl")
+                  if g.split == split]
+        scores += [validate.score_group(g, model) for g in groups]
+        t = validate.summary(scores[-len(groups):])
+        if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
+            meet.add(split)
+    assert meet == {"holdout", "holdout4", "holdout8"}
+    pooled = validate.summary(scores)  # README: the 121 groups pooled score 0.75 (0.41) / 2.9 % / 28 % / 19 %
+    assert len(scores) == 121 and pooled["rho"] >= 0.744 and pooled["rho_p10"] >= 0.41
+    assert pooled["regret"] <= 0.03 and pooled["regret_p90"] <= 0.284 and pooled["mape"] <= 0.186
 
 
 def _sass_loops():
@@ -205,13 +223,41 @@ def test_the_readme_figures_hold_on_dram_bandwidth_by_run_length():
     assert all(abs(share[key] - value) <= 0.006 for key, value in quoted.items())
 
 
+def test_partial_sector_write_rate_is_the_measured_median():
+    """Stores of runs shorter than a sector go at a rate of their own (MachineSpec.l2_partial_writes_per_s): the
+    H200's preset is the median of the measured runs per second, and it is well below what whole sectors reach."""
+    with open(validate.DATA / "h200_dram_runs.json") as f:
+        data = json.load(f)
+    partial = [run["bytes_per_s"] / run["run_bytes"] for run in data["sub_sector_write_runs"] if run["run_bytes"] < 32]
+    whole = [run["bytes_per_s"] / run["run_bytes"] for run in data["sub_sector_write_runs"] if run["run_bytes"] == 32]
+    spec = validate.get_spec("h200")
+    assert len(partial) == 6 and abs(np.median(partial) / spec.l2_partial_writes_per_s - 1) <= 0.02
+    assert max(partial) < min(whole) and spec.l2_partial_writes_per_s * spec.sector_bytes < spec.l2_bytes_per_s / 4
+
+
+def test_triton_lays_a_tile_with_no_contiguous_dim_down_its_rows():
+    """The H200's facts behind the profiler's tie rule (jit.profiler._fastest_last): Triton 3.6 gives the interleaved
+    rotary's stride-2 tile lanes along dim 0 first, and Nsight counts a sector per row for each warp store."""
+    with open(validate.DATA / "h200_compile_facts.jsonl") as f:
+        facts = {(r["case"], r["config"]): r for r in map(json.loads, f)}
+    rotary = "holdout8_rotary_interleaved_bf16_t8192_h32_d128"
+    layouts = facts[(rotary, json.dumps({"BLOCK_T": 4, "HALF": 64, "num_warps": 4}, sort_keys=True))]["blocked"]
+    assert "threadsPerWarp = [4, 8]" in layouts[0] and "order = [0, 1]" in layouts[0]
+    with open(validate.DATA / "h200_ncu.jsonl") as f:
+        ncu = [json.loads(line) for line in f]
+    stores = {json.loads(r["config"])["BLOCK_T"]: r["metrics"] for r in ncu if r["case"] == rotary}
+    per_request = {rows: m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]
+                   / m["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"] for rows, m in stores.items()}
+    assert per_request == {1: 4.0, 2: 4.0, 4: 4.0, 8: 8.0, 16: 16.0, 32: 32.0}
+
+
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.22 s of CPU (p90 0.70 s, at most 2.7 s), as measured
+    """README: modeling one stored config took a median 0.21 s of CPU (p90 0.75 s, at most 2.9 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
     assert len(seconds) == 3280
-    assert np.median(seconds) <= 0.22 and np.percentile(seconds, 90) <= 0.70 and max(seconds) <= 2.7
+    assert np.median(seconds) <= 0.21 and np.percentile(seconds, 90) <= 0.75 and max(seconds) <= 2.9
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
