@@ -111,6 +111,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout10", 10, 0.653, 0.024, 0.283, 0.16),
     ("holdout11", 10, 0.768, 0.022, 0.143, 0.249),
     ("holdout12", 10, 0.645, 0.151, 0.84, 0.269),
+    ("holdout13", 10, 0.766, 0.052, 0.579, 0.29),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -121,7 +122,7 @@ def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, reg
 
 def test_three_held_out_sets_meet_every_threshold():
     """README and tutorial 04: holdout, holdout4 and holdout8 meet the validation thresholds (rho >= 0.8, picks
-    <= 10 % / 25 % slow, time error <= 25 %); the other nine do not. And the figures of all groups pooled."""
+    <= 10 % / 25 % slow, time error <= 25 %); the other ten do not. And the figures of all groups pooled."""
     meet, scores = set(), []
     model = validate.model_seconds(validate.get_spec("h200"))
     for split, csv_name in validate.HELD_OUT.items():
@@ -132,9 +133,9 @@ def test_three_held_out_sets_meet_every_threshold():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout4", "holdout8"}
-    pooled = validate.summary(scores)  # README: the 121 groups pooled score 0.75 (0.41) / 2.9 % / 28 % / 19 %
-    assert len(scores) == 121 and pooled["rho"] >= 0.744 and pooled["rho_p10"] >= 0.41
-    assert pooled["regret"] <= 0.03 and pooled["regret_p90"] <= 0.284 and pooled["mape"] <= 0.186
+    pooled = validate.summary(scores)  # README: the 131 groups pooled score 0.74 (0.41) / 3.6 % / 29 % / 20 %
+    assert len(scores) == 131 and pooled["rho"] >= 0.744 and pooled["rho_p10"] >= 0.41
+    assert pooled["regret"] <= 0.036 and pooled["regret_p90"] <= 0.293 and pooled["mape"] <= 0.202
 
 
 def _sass_loops():
@@ -170,7 +171,7 @@ def test_the_readme_figures_hold_on_the_stored_machine_code():
                 main = max(loops, key=lambda loop: loop["load_bytes"])
                 size = main["load_bytes"]
                 waits["up to 16" if size <= 16 else "17-128" if size <= 128 else "over 128"].append(main["waits"])
-    assert sum(map(len, waits.values())) == 961
+    assert sum(map(len, waits.values())) == 1057
     assert np.median(waits["up to 16"]) == 1
     assert np.median(waits["17-128"]) == 2 and np.median(waits["over 128"]) == 8 and max(waits["over 128"]) >= 100
 
@@ -200,7 +201,7 @@ def test_the_readme_figures_hold_on_instruction_counts_against_the_machine_code(
                 ratio = c.phase_instructions.get(keys[0], 0) / rounds / warps / (loop["instructions"] / copies)
                 ratios.setdefault(group.family, []).append(ratio)
     median = {family: float(np.median(values)) for family, values in ratios.items()}
-    assert len(median) == 17 and sum(0.9 <= m <= 1.2 for m in median.values()) == 8
+    assert len(median) == 20 and sum(0.9 <= m <= 1.2 for m in median.values()) == 9
     assert median["holdout6_moe_combine"] <= 1.1 and 0.95 <= median["holdout_logsumexp"] <= 1.1
     assert median["holdout5_argmax"] <= 1.5 and median["holdout2_gemv"] <= 1.4
 
@@ -252,12 +253,12 @@ def test_triton_lays_a_tile_with_no_contiguous_dim_down_its_rows():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.21 s of CPU (p90 0.75 s, at most 2.9 s), as measured
+    """README: modeling one stored config took a median 0.22 s of CPU (p90 0.76 s, at most 2.9 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
-    assert len(seconds) == 3280
-    assert np.median(seconds) <= 0.21 and np.percentile(seconds, 90) <= 0.75 and max(seconds) <= 2.9
+    assert len(seconds) == 3440
+    assert np.median(seconds) <= 0.221 and np.percentile(seconds, 90) <= 0.76 and max(seconds) <= 2.9
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
