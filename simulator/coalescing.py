@@ -192,10 +192,7 @@ def _partial_sectors_sorted(addr: np.ndarray, active: np.ndarray | None, access_
     if per_lane > 1:  # slots of straddling lanes interleave: put each row's sectors in order again
         by_sector = np.argsort(sector, axis=1, kind="stable")
         sector, written = np.take_along_axis(sector, by_sector, axis=1), np.take_along_axis(written, by_sector, axis=1)
-    starts = np.ones(sector.shape, bool)
-    starts[:, 1:] = sector[:, 1:] != sector[:, :-1]
-    starts &= sector != SENTINEL
-    flat = np.flatnonzero(starts)
+    flat = np.flatnonzero(changes(sector, sector != SENTINEL))
     if not flat.size:
         return np.zeros(n, dtype=np.int64)
     totals = np.add.reduceat(written.ravel(), flat)  # a run of one sector ends where the next starts (or unused)
