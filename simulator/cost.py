@@ -14,6 +14,8 @@ on one unit, in cycles (per-program counts are launch totals / programs):
     shared   b * (wavefronts / shared_wavefronts_per_clk + T * mma_transpose_cycles); T = 32-bit words of dot
              operands of a K-major-only type (mma_kmajor_types: warpgroup MMAs read them only K-major) that
              lie MN-major in memory, transposed through registers into shared memory at every execution
+    l1       b * lines / l1_lines_per_clk; lines = the 128-B lines each global load request touches (stores pass
+             through to the L2, whose term they load)
     l2       b * ((sectors - L1 hits) * sector_bytes + P * (l2_bytes_per_s / l2_partial_writes_per_s - sector_bytes)
              + spill bytes) / (l2_bytes_per_s / clock / active_units); P = store sectors written only in part
     dram     b * dram_bytes / (dram_bytes_per_s * dram_efficiency / clock / active_units)
@@ -64,7 +66,7 @@ from simulator.counters import INSTRUCTION_CLASSES, ROW_BUCKETS, Counters
 from simulator.occupancy import Occupancy, Waves, occupancy, register_budget, waves
 from simulator.specs import OPERAND_BYTES, SIMT_DOT_TYPES, MachineSpec, ceil_div, current_spec
 
-COMPONENTS = ("tensor", "issue", "shared", "l2", "dram", "latency", "atomics")
+COMPONENTS = ("tensor", "issue", "shared", "l1", "l2", "dram", "latency", "atomics")
 BOUNDS = COMPONENTS + ("launch",)
 _FIXED_POINT_STEPS = 20  # a pipelined phase's bytes in flight settle within a few steps (_Phase.pipelined)
 
@@ -238,6 +240,7 @@ class _PerProgram:
         self.memory_instructions = pipes["memory"]  # issued inside the memory phases, not after them
         self.num_warps = num_warps
         self.wavefronts = counters.shared_wavefronts / n
+        self.l1_lines = counters.load_lines / n
         self.spill_bytes = spill_instructions * spec.warp_size * 4
         self.spill_footprint = spilled * 4 * num_warps * spec.warp_size  # local memory one program keeps
         self.shared_per_program = counters.shared_bytes_per_program
@@ -424,6 +427,7 @@ def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: in
         "tensor": per_unit * p.tensor_cycles * spec.tensor_subcores / min(spec.tensor_subcores, warps),
         "issue": max(per_unit * p.pipe_cycles, per_unit * p.instructions / issue_rate),
         "shared": per_unit * (p.wavefronts / spec.shared_wavefronts_per_clk + p.transpose_cycles),
+        "l1": per_unit * p.l1_lines / spec.l1_lines_per_clk,
         "l2": per_unit * p.l2_bytes / l2_per_clk,
         "dram": per_unit * (p.dram_bytes + spill_dram) / dram_per_clk,
         "latency": p.critical_path(spec, per_unit, units) + spill_wait,
@@ -448,6 +452,7 @@ _DRIVERS = {
     "tensor": lambda c: sum(c.tensor_flops.values()),
     "issue": lambda c: c.warp_instructions + c.global_requests + c.shared_requests + c.atomic_requests,
     "shared": lambda c: c.shared_wavefronts,
+    "l1": lambda c: c.load_lines,
     "l2": lambda c: c.global_sectors,
     "dram": lambda c: c.dram_bytes,
     "latency": lambda c: c.load_requests + c.barriers,

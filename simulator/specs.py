@@ -60,6 +60,8 @@ class MachineSpec:
     shared_banks: int
     shared_bank_bytes: int
     shared_wavefronts_per_clk: float
+    l1_lines_per_clk: float  # 128-B lines a unit's L1 serves global loads and stores per clock (a warp's access
+    # down 32 rows touches 32)
     # global memory path
     transaction_lanes: int
     sector_bytes: int
@@ -269,8 +271,8 @@ _POSITIVE = (
     "units", "clock_hz", "warp_size", "max_threads_per_program", "max_warps_per_unit",
     "max_programs_per_unit", "issue_schedulers", "registers_per_unit", "registers_per_program",
     "max_registers_per_thread", "register_alloc_unit", "shared_bytes_per_unit", "local_cache_bytes", "shared_banks",
-    "shared_bank_bytes", "shared_wavefronts_per_clk", "transaction_lanes", "sector_bytes", "l2_bytes",
-    "l2_reuse_near", "l2_reuse_far",
+    "shared_bank_bytes", "shared_wavefronts_per_clk", "l1_lines_per_clk", "transaction_lanes", "sector_bytes",
+    "l2_bytes", "l2_reuse_near", "l2_reuse_far",
     "l2_line_bytes", "l2_ways", "l2_bytes_per_s", "l2_partial_writes_per_s", "dram_bytes_per_s", "dram_efficiency",
     "dram_atom_bytes", "dram_round_cycles", "l2_round_cycles", "l2_load_bytes_per_s", "dram_queue_exponent",
     "l2_queue_exponent", "tensor_efficiency",

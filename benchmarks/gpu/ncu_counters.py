@@ -34,6 +34,7 @@ METRICS = (
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+    "l1tex__data_pipe_lsu_wavefronts.sum", "l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld.sum",
     "smsp__inst_executed.sum", "smsp__inst_executed_pipe_alu.sum", "smsp__inst_executed_pipe_fma.sum",
     "smsp__inst_executed_pipe_fmaheavy.sum", "smsp__inst_executed_pipe_xu.sum", "smsp__inst_executed_pipe_lsu.sum",
     "smsp__inst_executed_pipe_adu.sum", "smsp__inst_executed_pipe_cbu.sum", "smsp__inst_executed_pipe_uniform.sum",

@@ -96,25 +96,25 @@ def test_the_readme_figures_hold_on_the_validation_split():
     must update the README (and say why)."""
     total = _figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
-    assert total["rho"] >= 0.871 and total["regret"] <= 0.0 and total["regret_p90"] <= 0.139
-    assert total["mape"] <= 0.195
+    assert total["rho"] >= 0.871 and total["regret"] <= 0.0 and total["regret_p90"] <= 0.194
+    assert total["mape"] <= 0.193
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.844, 0.0, 0.108, 0.161),
-    ("holdout2", 11, 0.758, 0.0, 0.111, 0.115),
-    ("holdout3", 10, 0.761, 0.0, 0.192, 0.204),
-    ("holdout4", 10, 0.817, 0.011, 0.129, 0.16),
-    ("holdout5", 10, 0.774, 0.059, 0.392, 0.226),
-    ("holdout6", 10, 0.604, 0.094, 0.52, 0.122),
-    ("holdout7", 10, 0.68, 0.075, 0.117, 0.183),
-    ("holdout8", 10, 0.805, 0.049, 0.178, 0.205),
-    ("holdout9", 10, 0.734, 0.0, 0.055, 0.153),
-    ("holdout10", 10, 0.653, 0.024, 0.283, 0.16),
-    ("holdout11", 10, 0.768, 0.022, 0.143, 0.249),
-    ("holdout12", 10, 0.645, 0.151, 0.84, 0.269),
-    ("holdout13", 10, 0.766, 0.052, 0.579, 0.29),
+    ("holdout", 10, 0.845, 0.0, 0.107, 0.167),
+    ("holdout2", 11, 0.785, 0.0, 0.11, 0.127),
+    ("holdout3", 10, 0.757, 0.0, 0.191, 0.198),
+    ("holdout4", 10, 0.819, 0.011, 0.129, 0.162),
+    ("holdout5", 10, 0.777, 0.059, 0.392, 0.205),
+    ("holdout6", 10, 0.591, 0.094, 0.52, 0.126),
+    ("holdout7", 10, 0.667, 0.075, 0.117, 0.18),
+    ("holdout8", 10, 0.813, 0.049, 0.178, 0.215),
+    ("holdout9", 10, 0.734, 0.0, 0.131, 0.138),
+    ("holdout10", 10, 0.643, 0.024, 0.262, 0.157),
+    ("holdout11", 10, 0.763, 0.022, 0.143, 0.247),
+    ("holdout12", 10, 0.645, 0.151, 0.84, 0.244),
+    ("holdout13", 10, 0.874, 0.022, 0.197, 0.272),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -133,9 +133,9 @@ def test_three_held_out_sets_meet_every_threshold():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout4", "holdout8"}
-    pooled = validate.summary(scores)  # README: the 131 groups pooled score 0.74 (0.41) / 3.6 % / 29 % / 20 %
-    assert len(scores) == 131 and pooled["rho"] >= 0.744 and pooled["rho_p10"] >= 0.41
-    assert pooled["regret"] <= 0.036 and pooled["regret_p90"] <= 0.293 and pooled["mape"] <= 0.202
+    pooled = validate.summary(scores)  # README: the 131 groups pooled score 0.76 (0.41) / 2.9 % / 29 % / 20 %
+    assert len(scores) == 131 and pooled["rho"] >= 0.759 and pooled["rho_p10"] >= 0.41
+    assert pooled["regret"] <= 0.03 and pooled["regret_p90"] <= 0.286 and pooled["mape"] <= 0.197
 
 
 def _sass_loops():
@@ -234,6 +234,19 @@ def test_partial_sector_write_rate_is_the_measured_median():
     spec = validate.get_spec("h200")
     assert len(partial) == 6 and abs(np.median(partial) / spec.l2_partial_writes_per_s - 1) <= 0.02
     assert max(partial) < min(whole) and spec.l2_partial_writes_per_s * spec.sector_bytes < spec.l2_bytes_per_s / 4
+
+
+def test_l1_line_rate_is_the_measured_median():
+    """A unit's L1 serves a load's lines at MachineSpec.l1_lines_per_clk: the H200's preset is the median of the
+    measured rates at 8 to 32 lines a request, the same with 1, 2 or 4 sectors a line; stores, which pass through
+    to the L2, are slower still and are left to the L2 term."""
+    with open(validate.DATA / "h200_l1_lines.json") as f:
+        data = json.load(f)
+    many = [run["lines_per_clk"] for run in data["loads"] if run["lines"] >= 8]
+    spec = validate.get_spec("h200")
+    assert len(many) == 5 and abs(np.median(many) / spec.l1_lines_per_clk - 1) <= 0.01
+    assert max(many) / min(many) < 1.05
+    assert max(run["lines_per_clk"] for run in data["stores"]) < spec.l1_lines_per_clk / 2
 
 
 def test_triton_lays_a_tile_with_no_contiguous_dim_down_its_rows():
