@@ -106,7 +106,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout2", 11, 0.785, 0.0, 0.11, 0.127),
     ("holdout3", 10, 0.757, 0.0, 0.191, 0.198),
     ("holdout4", 10, 0.819, 0.011, 0.129, 0.162),
-    ("holdout5", 10, 0.777, 0.059, 0.392, 0.205),
+    ("holdout5", 10, 0.781, 0.047, 0.392, 0.197),
     ("holdout6", 10, 0.591, 0.094, 0.52, 0.126),
     ("holdout7", 10, 0.667, 0.075, 0.117, 0.18),
     ("holdout8", 10, 0.813, 0.049, 0.178, 0.215),
@@ -115,7 +115,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout11", 10, 0.763, 0.022, 0.143, 0.247),
     ("holdout12", 10, 0.645, 0.151, 0.84, 0.244),
     ("holdout13", 10, 0.874, 0.022, 0.197, 0.272),
-    ("holdout14", 10, 0.861, 0.089, 4.84, 0.229),
+    ("holdout14", 10, 0.842, 0.1, 0.691, 0.229),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -134,9 +134,9 @@ def test_three_held_out_sets_meet_every_threshold():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout4", "holdout8"}
-    pooled = validate.summary(scores)  # README: the 141 groups pooled score 0.77 (0.41) / 3.6 % / 36 % / 20 %
+    pooled = validate.summary(scores)  # README: the 141 groups pooled score 0.77 (0.41) / 3.6 % / 34 % / 19 %
     assert len(scores) == 141 and pooled["rho"] >= 0.769 and pooled["rho_p10"] >= 0.41
-    assert pooled["regret"] <= 0.036 and pooled["regret_p90"] <= 0.364 and pooled["mape"] <= 0.198
+    assert pooled["regret"] <= 0.036 and pooled["regret_p90"] <= 0.344 and pooled["mape"] <= 0.195
 
 
 def _sass_loops():
@@ -267,12 +267,12 @@ def test_triton_lays_a_tile_with_no_contiguous_dim_down_its_rows():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.22 s of CPU (p90 0.76 s, at most 2.9 s), as measured
+    """README: modeling one stored config took a median 0.23 s of CPU (p90 0.79 s, at most 2.9 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
     assert len(seconds) == 3600
-    assert np.median(seconds) <= 0.223 and np.percentile(seconds, 90) <= 0.76 and max(seconds) <= 2.9
+    assert np.median(seconds) <= 0.229 and np.percentile(seconds, 90) <= 0.79 and max(seconds) <= 2.9
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
