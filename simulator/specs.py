@@ -60,8 +60,8 @@ class MachineSpec:
     shared_banks: int
     shared_bank_bytes: int
     shared_wavefronts_per_clk: float
-    l1_lines_per_clk: float  # 128-B lines a unit's L1 serves global loads and stores per clock (a warp's access
-    # down 32 rows touches 32)
+    l1_lines_per_clk: float  # 128-B lines a unit's L1 serves global loads per clock (a warp's load down 32 rows
+    # touches 32)
     # global memory path
     transaction_lanes: int
     sector_bytes: int
