@@ -194,11 +194,12 @@ def live_profile(func, copies: dict | None = None) -> list[tuple[int, float, flo
                     last = max(last, end)
                     break
             entry[2] = max(entry[2], last)
-    staged = _staged_operands(func) | _streamed_values(func, order, loops)
+    writes = sorted(order[id(op)] for op in func.walk() if op.name in _WRITES)  # positions loads may not pass
+    staged = _staged_operands(func) | _streamed_values(func, order, loops, writes)
     mma = _accumulator_values(func, staged)
     data = _integer_data(func)
     _hoist_addresses(func, loops, spans, ranges)
-    _hoist_loads(func, order, ranges)
+    _hoist_loads(func, order, ranges, writes)
     addresses = _address_bytes(func)
     events = []
     for value, first, last in ranges.values():
@@ -215,7 +216,7 @@ _REPEATS = with_trait(Trait.REPEATS)
 _WRITES = with_trait(Trait.WRITES_MEMORY)
 
 
-def _streamed_values(func, order: dict[int, int], loops: dict[int, list]) -> set[int]:
+def _streamed_values(func, order: dict[int, int], loops: dict[int, list], writes: list[int]) -> set[int]:
     """ids of tiles that only one reduction of the same block folds, directly or through elementwise ops and
     broadcasts: each thread adds its elements in as they arrive, so the backend's pressure-aware scheduler
     interleaves the loads with the fold and the tile is never whole in registers (Triton's column sum of a
@@ -226,7 +227,6 @@ def _streamed_values(func, order: dict[int, int], loops: dict[int, list]) -> set
     for op in func.walk():
         for value in op.operands:
             users.setdefault(id(value), []).append(op)
-    writes = sorted(order[id(op)] for op in func.walk() if op.name in _WRITES)
     found: set[int] = set()
 
     def streamed(value, block, start: int) -> bool:
@@ -350,13 +350,12 @@ def _hoist_addresses(func, loops: dict[int, list], spans: dict[int, tuple[int, i
         entry[1], entry[2] = min(entry[1], first), max(entry[2], end)
 
 
-def _hoist_loads(func, order: dict[int, int], ranges: dict[int, list]) -> None:
+def _hoist_loads(func, order: dict[int, int], ranges: dict[int, list], writes: list[int]) -> None:
     """Start the live range of each tile load at the function's top level where its data dependences allow, after
     the last write before it: the backend issues independent loads early so their round trips overlap, and the
     tiles of an unrolled stencil's taps are live together (Triton's depthwise 3x3 convolution of a 64 x 32 fp32
     tile on 4 warps takes 218 registers, h200_compile_facts.jsonl). Address arithmetic moves up with its load;
     loops, branches, reductions and writes stay where they are."""
-    writes = sorted(order[id(op)] for op in func.walk() if op.name in _WRITES)
     ready: dict[int, int] = {}  # id(value) -> the earliest position it can be computed at
     for op in func.walk():
         at = order[id(op)]

@@ -59,27 +59,23 @@ def main(out_path: str) -> None:
     block = 32 * WARPS
     src = torch.randn(64 * 32, device="cuda")
     dst = torch.empty(programs * block, device="cuda")
-    loads, stores = [], []
-    for lines, sectors in LOAD_PATTERNS:
-        def launch(lines=lines, sectors=sectors):
-            load_lines[(programs,)](src, dst, ITERS, 2, LINES=lines, SECTORS=sectors, BLOCK=block, num_warps=WARPS)
-
-        ms = do_bench(launch, warmup=10, rep=60, return_mode="median")
-        requests = programs * WARPS * ITERS
-        rate = lines * requests / (ms * 1e-3 * clock_hz * units)
-        loads.append({"lines": lines, "sectors_per_line": sectors, "ms": ms, "lines_per_clk": rate})
-        print(f"load  {lines:2d} lines x {sectors} sectors a request: {ms:7.3f} ms, {rate:5.2f} lines/clk/unit",
-              flush=True)
     out = torch.empty(programs * 64 * 16, device="cuda")
-    for lines, vec in STORE_PATTERNS:
-        def store(lines=lines, vec=vec):
-            store_lines[(programs,)](out, ITERS, 2, LINES=lines, VEC=vec, BLOCK=block, num_warps=WARPS)
 
-        ms = do_bench(store, warmup=10, rep=60, return_mode="median")
-        requests = programs * WARPS * ITERS
-        rate = lines * requests / (ms * 1e-3 * clock_hz * units)
-        stores.append({"lines": lines, "lane_bytes": 4 * vec, "ms": ms, "lines_per_clk": rate})
-        print(f"store {lines:2d} lines x {4 * vec:2d} B a lane: {ms:7.3f} ms, {rate:5.2f} lines/clk/unit", flush=True)
+    def timed(launch, lines: int, label: str, **row) -> dict:
+        """One pattern's median time and the lines a unit serves per clock: every warp makes ITERS requests."""
+        ms = do_bench(launch, warmup=10, rep=60, return_mode="median")
+        rate = lines * programs * WARPS * ITERS / (ms * 1e-3 * clock_hz * units)
+        print(f"{label}: {ms:7.3f} ms, {rate:5.2f} lines/clk/unit", flush=True)
+        return {"lines": lines, **row, "ms": ms, "lines_per_clk": rate}
+
+    loads = [timed(lambda lines=lines, sectors=sectors: load_lines[(programs,)](
+                       src, dst, ITERS, 2, LINES=lines, SECTORS=sectors, BLOCK=block, num_warps=WARPS),
+                   lines, f"load  {lines:2d} lines x {sectors} sectors a request", sectors_per_line=sectors)
+             for lines, sectors in LOAD_PATTERNS]
+    stores = [timed(lambda lines=lines, vec=vec: store_lines[(programs,)](
+                        out, ITERS, 2, LINES=lines, VEC=vec, BLOCK=block, num_warps=WARPS),
+                    lines, f"store {lines:2d} lines x {4 * vec:2d} B a lane", lane_bytes=4 * vec)
+              for lines, vec in STORE_PATTERNS]
     env = {"gpu": torch.cuda.get_device_name(0), "triton": triton.__version__, "torch": torch.__version__,
            "units": units, "clock_hz": clock_hz, "warps": WARPS, "programs": programs, "iterations": ITERS}
     with open(out_path, "w") as f:
