@@ -146,8 +146,9 @@ def live_profile(func, copies: dict | None = None) -> list[tuple[int, float, flo
     place); one used inside a loop but defined before it lives through the whole loop (every iteration reads it);
     a loop's carried value lives from the body's start to its last use there, and what the body yields for it
     from its definition on; a tile loaded at the top level from where the backend can issue it (_hoist_loads).
-    Floating-point values count their bytes (fp16 packs two to a register), pointer tiles their addresses' bytes
-    (_address_bytes), integer indices and masks nothing (recomputed where used)
+    Floating-point values count their bytes (fp16 packs two to a register), pointer tiles and the offset tiles
+    several accesses share their addresses' bytes (_address_bytes), other integer indices and masks nothing
+    (recomputed where used)
     unless they hold data, tiles loaded for a dot of the same loop nothing where an async copy moves them to shared
     memory (_async_copyable): the weights that fit Triton's register counts best (simulator/data/
     h200_compile_facts.jsonl, calibration configs; simulator.estimate_registers scales it). copies: shape -> the
@@ -375,15 +376,27 @@ def _address_bytes(func) -> dict[int, float]:
     """Register bytes per element of each pointer tile a load or store reads: a 32-bit offset per vector the access
     moves, widened onto the 64-bit base where used, and a whole 64-bit address per vector for a pointer tile a loop
     carries to a load an async copy cannot move (each thread advances its own and loads through registers; with
-    async copies Triton's counts fit the offset better)."""
+    async copies Triton's counts fit the offset better). An integer offset tile that the pointers of two or more
+    accesses add (a row's load and its store) in straight-line code is computed once and kept from the first to
+    the last: a 32-bit offset per vector of the widest of them; across a loop the backend recomputes it (Triton's
+    causally masked softmax over unaligned 1,500-wide bf16 rows, one element per access: 80 registers for 32
+    elements a thread, h200_compile_facts.jsonl)."""
     vectors: dict[int, int] = {}
     narrow: set[int] = set()  # pointer tiles of accesses an async copy cannot move
+    sharing: dict[int, list] = {}  # id(offset tile) -> the accesses whose pointers add it
     for op in _accesses(func):
         pointer = op.operands[0]
-        vectors[id(pointer)] = max(vectors.get(id(pointer), 1), int(op.attrs.get("vector", 4)))
+        vector = int(op.attrs.get("vector", 4))
+        vectors[id(pointer)] = max(vectors.get(id(pointer), 1), vector)
         if op.name == OP.TILE_LOAD and not _async_copyable(op.attrs, op.results[0].type.dtype.itemsize):
             narrow.add(id(pointer))
-    found = {key: 4.0 / vector for key, vector in vectors.items()}
+        source = pointer.op
+        if source is not None and source.name == OP.TILE_ADDPTR and source.operands[1].type.shape:
+            offset = id(source.operands[1])
+            sharing.setdefault(offset, []).append(op)
+            vectors[offset] = max(vectors.get(offset, 1), vector)
+    found = {key: 4.0 / vector for key, vector in vectors.items()
+             if key not in sharing or len(sharing[key]) > 1 and _straight_line(sharing[key])}
     for loop in func.walk():
         if loop.name == OP.SCF_FOR and loop.regions[0].terminator is not None:
             body = loop.regions[0]
@@ -391,6 +404,15 @@ def _address_bytes(func) -> dict[int, float]:
                 if id(arg) in narrow:
                     found[id(arg)] = found[id(update)] = 8.0 / vectors[id(arg)]
     return found
+
+
+def _straight_line(accesses: list) -> bool:
+    """Whether the accesses lie in one block with no loop between the first and the last."""
+    block = accesses[0].parent
+    if any(op.parent is not block for op in accesses):
+        return False
+    at = [block.ops.index(op) for op in accesses]
+    return not any(op.name in _LOOPS for op in block.ops[min(at):max(at)])
 
 
 def _accesses(func):
@@ -426,4 +448,6 @@ def _register_weight(type_, data: bool = False, address_bytes: float | None = No
     dtype = type_.dtype
     if dtype.is_ptr():  # _address_bytes; a pointer tile no access reads: an offset per 4-element vector
         return (1.0 if address_bytes is None else address_bytes) * math.prod(type_.shape)
-    return float(math.prod(type_.shape) * dtype.itemsize) if dtype.is_floating() or data else 0.0
+    if dtype.is_floating() or data:
+        return float(math.prod(type_.shape) * dtype.itemsize)
+    return (address_bytes or 0.0) * math.prod(type_.shape)  # an offset tile accesses share (_address_bytes)

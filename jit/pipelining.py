@@ -31,18 +31,27 @@ def load_pipelining(load: Operation) -> dict:
     """How a GPU build treats a tile.load: {"loop": the enclosing loop op or None, "stages": the loop's
     num_stages hint (None: the launch's), "distance": the load's stage distance when Triton would pipeline
     it given enough stages (None when it never would), "level": how many loads of the same loop body (or of
-    the straight-line code around it) its address waits for, one after another}."""
+    the straight-line code around it) its address waits for, one after another, "serial": whether it waits for
+    the previous iteration's loads, "constant": whether the loop's trip count is a compile-time constant}."""
     loop = enclosing_loop(load)
     level = _level(load, load.parent)
     if loop is None:
-        return {"loop": None, "stages": None, "distance": None, "level": level, "serial": False}
+        return {"loop": None, "stages": None, "distance": None, "level": level, "serial": False, "constant": False}
     stages = loop.attrs.get("num_stages")
     body = loop.regions[0]
     innermost = loop.name == OP.SCF_FOR and not any(op.name in _LOOPS for op in body.walk() if op is not loop)
     distance = None
     if innermost and load.parent is body:
         distance = _distances(body, with_hint=stages is not None).get(id(load))
-    return {"loop": loop, "stages": stages, "distance": distance, "level": level, "serial": _serial(load, loop)}
+    return {"loop": loop, "stages": stages, "distance": distance, "level": level, "serial": _serial(load, loop),
+            "constant": constant_trips(loop)}
+
+
+def constant_trips(loop: Operation) -> bool:
+    """Whether the loop's trip count is known when it is compiled (an `scf.for` whose bounds and step are
+    constants, as `range(TOP_K)` of a constexpr): the backend may then unroll it fully."""
+    return loop.name == OP.SCF_FOR and all(v.op is not None and v.op.name == OP.ARITH_CONSTANT
+                                           for v in loop.operands[:3])
 
 
 def _serial(load: Operation, loop: Operation) -> bool:
@@ -141,7 +150,8 @@ def _nested_operands(op: Operation) -> list:
 
 def phase_keys(loads: dict[int, dict], num_stages: int, vector_bytes: dict[int, int]) -> dict[int, str]:
     """The memory phase of each load probe (simulator.Counters.phase_rounds): "loop:depth:chain", with ":serial"
-    when a load of the loop waits for the previous iteration's.
+    when a load of the loop waits for the previous iteration's and ":constant" when the loop's trip count is a
+    compile-time constant.
 
     loads: probe -> its record (jit.codegen.instrument: loop, loop_stages, pipeline_distance, level); vector_bytes:
     probe -> the contiguous bytes one thread loads at once. The loads of one loop form one phase; depth is the
@@ -154,6 +164,7 @@ def phase_keys(loads: dict[int, dict], num_stages: int, vector_bytes: dict[int, 
     keys = {}
     for loop, probes in by_loop.items():
         serial = any(loads[p].get("serial") for p in probes)
+        constant = any(loads[p].get("constant") for p in probes)
         depth = 0
         if loop is not None:
             stages = loads[probes[0]].get("loop_stages") or num_stages
@@ -161,6 +172,7 @@ def phase_keys(loads: dict[int, dict], num_stages: int, vector_bytes: dict[int, 
             if all(d is not None and d < stages - 1 and vector_bytes.get(p, 0) >= 4 for d, p in zip(distances, probes)):
                 depth = (stages - 1) // (max(distances) + 1)
         chain = 1 if depth else 1 + max(loads[p].get("level", 0) for p in probes)
-        key = f"{'-' if loop is None else loop}:{depth}:{chain}" + (":serial" if serial else "")
+        key = (f"{'-' if loop is None else loop}:{depth}:{chain}" + (":serial" if serial else "")
+               + (":constant" if constant else ""))
         keys.update(dict.fromkeys(probes, key))
     return keys

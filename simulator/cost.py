@@ -21,10 +21,11 @@ on one unit, in cycles (per-program counts are launch totals / programs):
     dram     b * dram_bytes / (dram_bytes_per_s * dram_efficiency / clock / active_units)
     latency  one program's own path: per memory phase (Counters.phase_rounds: the loads of one loop, the
              iterations a GPU build keeps in flight, the round trips an iteration waits for), rounds x
-             (trip / u + work) when its loads wait every iteration (u: the copies of a small loop body the
-             backend unrolls, whose loads issue together; 1 outside loops), rounds x max(work, (trip + work) /
-             depth) + trip when they are software-pipelined (the copies for iteration i + depth issue once
-             iteration i's work is done, so two stages overlap nothing); trip = (L^p + Q^p)^(1/p) + (chain - 1) L:
+             (trip / u + work) when its loads wait every iteration (u: the copies of a loop body the backend
+             unrolls, whose loads issue together: all trips of a small constant-trip loop, 4 of a small body
+             otherwise; 1 outside loops), rounds x max(work, (trip + work) / depth) + trip when they are
+             software-pipelined (the copies for iteration i + depth issue once iteration i's work is done, so
+             two stages overlap nothing); trip = (L^p + Q^p)^(1/p) + (chain - 1) L:
              the unloaded round trip L of the level the loads come from and the time Q the bandwidth takes to
              serve the bytes every resident program keeps in flight (Little's law, fitted to the measured curve;
              a pipelined program keeps min(depth, trip / period) iterations in flight, solved as a fixed point,
@@ -296,7 +297,8 @@ class _PerProgram:
 class _Phase:
     """One memory phase of an average program (Counters.phase_rounds): rounds, bytes and DRAM share per round,
     iterations in flight, dependent round trips per iteration, the other warp instructions per round, whether its
-    loads are a loop's, and whether they wait for the previous iteration's."""
+    loads are a loop's, whether they wait for the previous iteration's, and whether the loop's trip count is a
+    compile-time constant."""
 
     rounds: float
     bytes: float
@@ -307,6 +309,7 @@ class _Phase:
     flops: float
     looped: bool
     serial: bool
+    constant: bool
 
     @staticmethod
     def of(key: str, counters: Counters, programs: int) -> _Phase:
@@ -317,17 +320,20 @@ class _Phase:
                       dram_share=min(1.0, counters.phase_dram_bytes.get(key, 0) / moved) if moved else 0.0,
                       depth=int(depth), chain=int(chain), work=counters.phase_instructions.get(key, 0) / executions,
                       flops=counters.phase_flops.get(key, 0) / executions, looped=loop != "-",
-                      serial="serial" in flags)
+                      serial="serial" in flags, constant="constant" in flags)
 
     def unrolled(self, spec: MachineSpec, num_warps: int) -> float:
         """Iterations of a loop that is not software-pipelined whose loads a warp has in flight at once: the backend
-        unrolls a small loop body (LLVM's NVPTX target unrolls partially and at run time, up to a size budget), a
-        power of two times, and the copies' independent loads issue together."""
+        unrolls a loop of known trip count fully when trips x body fit unroll_full_instructions, and a small body
+        unroll_copies times otherwise (Triton's machine code on the H200); the copies' independent loads issue
+        together."""
         if not self.looped or self.serial:
             return 1.0
         per_warp = max(1.0, self.work / max(1, num_warps))
-        copies = min(spec.unroll_max, max(1.0, spec.unroll_instructions / per_warp))
-        return float(min(max(1.0, self.rounds), 2 ** math.floor(math.log2(copies))))
+        if self.constant and self.rounds * per_warp <= spec.unroll_full_instructions:
+            return max(1.0, self.rounds)
+        copies = spec.unroll_copies if per_warp <= spec.unroll_instructions else 1.0
+        return float(min(max(1.0, self.rounds), copies))
 
     def pipelined(self, spec: MachineSpec, resident: int, work: float) -> tuple[float, float]:
         """(cycles per iteration, round trip) of a software-pipelined phase: the copies for iteration i + depth

@@ -116,9 +116,14 @@ H200 = {
     "warp_issue_ipc": (0.7, "L", f"dependent-instruction issue of one warp; {_FITTED}"),
     "spill_traffic": (8.0, "L", f"local-memory round trips per spilled register and loop iteration; {_FITTED}"),
     "exchange_cycles": (500.0, "L", f"a cross-warp exchange on a program's critical path; {_FITTED}"),
-    "unroll_instructions": (75.0, "H", "LLVM's NVPTX target unrolls loops partially and at run time up to a quarter "
-                            "of the default unroll threshold of 300 (NVPTXTargetTransformInfo.cpp)"),
-    "unroll_max": (8.0, "assumed", "copies of an unrolled loop body; LLVM's cap on upper-bound unrolling"),
+    "unroll_instructions": (40.0, "H", "Triton's machine code for 554 looping configs of the stored sweeps: a loop "
+                            "whose trip count is known only at run time is unrolled 4 times or not at all, and 4 "
+                            "times where its body has at most about 40 warp instructions (505 of 554 agree; "
+                            "simulator/data/h200_sass_loops.jsonl)"),
+    "unroll_copies": (4.0, "H", "the same machine code: 4 copies of a small runtime loop body, never 2 or 8"),
+    "unroll_full_instructions": (300.0, "H", "LLVM's default full-unroll threshold (LoopUnrollPass.cpp); Triton's "
+                                 "machine code unrolls each constant-trip loop of the stored sweeps fully exactly "
+                                 "where trips x body instructions stay within it (holdout6's MoE combine: 32 of 32)"),
     "alpha": (0.1, "L", f"overlap blend; {_FITTED}"),
 }
 
@@ -127,8 +132,9 @@ H200 = {
 _H200_FITTED = {name: (H200[name][0], "assumed", "H200's fitted value")
                 for name in ("mma_sync_fraction", "mma_transpose_cycles", "warp_issue_ipc", "spill_traffic",
                              "exchange_cycles", "alpha")}
-_H200_FITTED.update({name: (H200[name][0], "assumed", "LLVM's NVPTX unrolling, taken for MUSA's LLVM-based compiler")
-                     for name in ("unroll_instructions", "unroll_max")})
+_H200_FITTED.update({name: (H200[name][0], "assumed", "the H200 backend's unrolling, taken for MUSA's LLVM-based "
+                            "compiler")
+                     for name in ("unroll_instructions", "unroll_copies", "unroll_full_instructions")})
 
 
 

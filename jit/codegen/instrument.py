@@ -80,6 +80,7 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
         info["pipeline_distance"] = pipelining["distance"]
         info["level"] = pipelining["level"]
         info["serial"] = pipelining["serial"]
+        info["constant"] = pipelining["constant"]
     elif op in lw.merged:
         info["merged"] = True
     loop = enclosing_loop(op)  # the loop the op runs in: memory phases and their instructions

@@ -41,7 +41,9 @@ def _bytes(kernel, block: int, n: int = 3000) -> int:
 @pytest.mark.parametrize("block", [256, 2048])
 def test_integer_tiles_that_hold_data_take_registers_and_index_arithmetic_does_not(block):
     plain = _bytes(scale_kernel, block)
-    assert _bytes(shuffled_scale_kernel, block) == plain
+    # the shuffle's index arithmetic is recomputed where used; only the plain kernel's load and store share an
+    # offset tile, kept between them (one 32-bit offset per element: 3,000 elements are not 16-byte aligned)
+    assert _bytes(shuffled_scale_kernel, block) == plain - 4 * block
     # Philox keeps four 32-bit words per element alive through its rounds: Triton's H200 build of this dropout at
     # BLOCK 2048 in one warp takes 217 registers (simulator/data/h200_compile_facts.jsonl), twice the scaling's
     assert _bytes(dropout_kernel, block) >= plain + 4 * 4 * block
@@ -103,6 +105,39 @@ def test_an_unrolled_stencils_loads_are_live_together(taps):
     out = np.empty_like(x)
     compiled = bind(stencil_kernel, (x, out, 3000), {"TAPS": taps, "BLOCK": 256}, (12,)).compiled()
     assert gpu_resources.register_bytes(parse_function(compiled.asm["ir"])) >= (taps + 1) * 256 * 4
+
+
+@jit
+def row_softmax_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr, TRANSPOSED_OUT: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    offs = row * n_cols + cols
+    x = tl.load(x_ptr + offs, mask=cols < n_cols, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    out = e / tl.sum(e, axis=0)
+    if TRANSPOSED_OUT:
+        tl.store(out_ptr + cols * n_rows + row, out, mask=cols < n_cols)
+    else:
+        tl.store(out_ptr + offs, out, mask=cols < n_cols)
+
+
+@pytest.mark.parametrize("n_cols, vector", [(1500, 1), (2048, 4)])
+def test_offsets_a_load_and_its_store_share_are_kept_between_them(n_cols, vector):
+    # LLVM computes a row's offsets once for its load and its store and keeps them across the softmax: a 32-bit
+    # offset per vector, one per element where the rows are unaligned (Triton's causally masked softmax over
+    # 1,500-wide bf16 rows: 80 registers for 32 elements a thread, h200_compile_facts.jsonl)
+    rows, block = 3, 2048
+    x = np.random.default_rng(5).standard_normal((rows, n_cols)).astype(np.float32)
+    sizes = {}
+    for transposed in (False, True):
+        out = np.empty((n_cols, rows) if transposed else (rows, n_cols), np.float32)
+        args, constexprs = (x, out, rows, n_cols), {"BLOCK": block, "TRANSPOSED_OUT": transposed, "num_warps": 2}
+        row_softmax_kernel[(rows,)](*args, **constexprs)
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(out.T if transposed else out, e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+        compiled = bind(row_softmax_kernel, args, constexprs, (rows,)).compiled()
+        sizes[transposed] = gpu_resources.register_bytes(parse_function(compiled.asm["ir"]))
+    assert sizes[False] - sizes[True] == block * 4 // vector
 
 
 @jit

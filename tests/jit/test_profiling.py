@@ -511,6 +511,34 @@ def test_a_pointer_chase_is_a_serial_phase_that_unrolling_cannot_overlap(rng):
 
 
 @jit
+def weighted_rows_kernel(x_ptr, w_ptr, out_ptr, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for r in range(ROWS):  # a constexpr trip count: the backend may unroll it fully
+        acc += tl.load(w_ptr + r) * tl.load(x_ptr + r * n_cols + cols, mask=cols < n_cols, other=0.0)
+    tl.store(out_ptr + cols, acc, mask=cols < n_cols)
+
+
+def test_a_loop_of_constexpr_trips_is_a_constant_phase_the_backend_unrolls_fully(rng):
+    rows, cols, block = 8, 1000, 128  # columns not a multiple of the block
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    w = rng.standard_normal(rows).astype(np.float32)
+    out = np.empty(cols, np.float32)
+    launch = model_launch(weighted_rows_kernel, (-(-cols // block),), x, w, out, cols, ROWS=rows, BLOCK=block,
+                          machine="h200", num_warps=1)
+    np.testing.assert_allclose(out, w @ x, rtol=1e-5, atol=1e-5)
+    [constant] = [k for k in launch.totals.phase_rounds if not k.startswith("-")]
+    assert constant.endswith(":constant")
+    runtime = model_launch(strided_sum_kernel, (1,), np.arange(64 * 8, dtype=np.int32), np.empty(64, np.int32), 8,
+                           BLOCK=64, machine="h200", num_warps=1)
+    assert not any(k.endswith(":constant") for k in runtime.totals.phase_rounds)
+    # all eight iterations' loads issue together: the latency is about one round trip per launch, not eight
+    spec = simulator.get_spec("h200")
+    latency = simulator.estimate(launch.totals, 1, spec).components["latency"]
+    assert latency < 2 * spec.dram_round_cycles / spec.clock_hz
+
+
+@jit
 def column_block_sums(x_ptr, out_ptr, n_cols, ROWS: tl.constexpr, W: tl.constexpr, COLUMNS_FASTEST: tl.constexpr):
     if COLUMNS_FASTEST:
         column_block, row_block = tl.program_id(0), tl.program_id(1)

@@ -118,13 +118,15 @@ def test_a_long_dependent_chain_is_latency_bound():
     assert in_l2 == pytest.approx(64 * spec.l2_round_cycles / spec.clock_hz, rel=0.01)
 
 
-@pytest.mark.parametrize("work, copies", [(0, 8), (30, 2), (60, 1), (500, 1)])
-def test_a_small_loop_body_is_unrolled_and_its_loads_overlap(work, copies):
-    """LLVM's NVPTX target unrolls a loop body of up to unroll_instructions instructions a power of two times (at
-    most unroll_max): the copies' loads wait for one round trip between them."""
+@pytest.mark.parametrize("work, copies, key, rounds", [(0, 4, "0:0:1", 64), (40, 4, "0:0:1", 64),
+                                                        (60, 1, "0:0:1", 64), (500, 1, "0:0:1", 64),
+                                                        (30, 8, "0:0:1:constant", 8), (60, 1, "0:0:1:constant", 8)])
+def test_a_small_loop_body_is_unrolled_and_its_loads_overlap(work, copies, key, rounds):
+    """The backend unrolls a loop of runtime trip count 4 times when its body has at most unroll_instructions
+    warp instructions, and one of constant trip count fully when trips x body fit unroll_full_instructions: the
+    copies' loads wait for one round trip between them."""
     spec = get_spec("h200")
-    rounds = 64
-    loop = chain(rounds, phase_instructions={"0:0:1": work * rounds})
+    loop = chain(rounds, key=key, phase_instructions={key: work * rounds})
     latency = estimate(loop, 1, spec).components["latency"]
     work_cycles = rounds * work / spec.warp_issue_ipc
     trips = rounds / copies * spec.dram_round_cycles
@@ -243,11 +245,11 @@ def test_loads_through_a_table_keep_their_round_trips():
     gather = estimate(chain(64, key="0:0:2", num_stages=3), 1, spec).components["latency"]
     chase = estimate(chain(64, key="0:0:2:serial", num_stages=3), 1, spec).components["latency"]
     # software pipelining keeps 2 iterations of direct loads in flight (plus the first round trip), none of a gather,
-    # whose table load adds one more round trip to each iteration; unrolling the empty loop body 8 times overlaps
+    # whose table load adds one more round trip to each iteration; unrolling the empty loop body 4 times overlaps
     # the copies' gathers, unless each iteration's addresses wait for the last one's loads
     trip = spec.dram_round_cycles / spec.clock_hz
     assert direct == pytest.approx(33 * trip, rel=0.01)
-    assert gather == pytest.approx(128 / spec.unroll_max * trip, rel=0.01)
+    assert gather == pytest.approx(128 / spec.unroll_copies * trip, rel=0.01)
     assert chase == pytest.approx(128 * trip, rel=0.01)
 
 

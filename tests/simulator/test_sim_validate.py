@@ -96,26 +96,26 @@ def test_the_readme_figures_hold_on_the_validation_split():
     must update the README (and say why)."""
     total = _figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
-    assert total["rho"] >= 0.871 and total["regret"] <= 0.0 and total["regret_p90"] <= 0.194
-    assert total["mape"] <= 0.193
+    assert total["rho"] >= 0.875 and total["regret"] <= 0.0 and total["regret_p90"] <= 0.138
+    assert total["mape"] <= 0.176
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.845, 0.0, 0.107, 0.167),
-    ("holdout2", 11, 0.785, 0.0, 0.11, 0.127),
-    ("holdout3", 10, 0.757, 0.0, 0.191, 0.198),
+    ("holdout", 10, 0.839, 0.0, 0.107, 0.167),
+    ("holdout2", 11, 0.688, 0.0, 0.11, 0.108),
+    ("holdout3", 10, 0.75, 0.0, 0.203, 0.17),
     ("holdout4", 10, 0.819, 0.011, 0.129, 0.162),
-    ("holdout5", 10, 0.781, 0.047, 0.392, 0.197),
-    ("holdout6", 10, 0.591, 0.094, 0.52, 0.126),
-    ("holdout7", 10, 0.667, 0.075, 0.117, 0.18),
-    ("holdout8", 10, 0.813, 0.049, 0.178, 0.215),
-    ("holdout9", 10, 0.734, 0.0, 0.131, 0.138),
-    ("holdout10", 10, 0.643, 0.024, 0.262, 0.157),
+    ("holdout5", 10, 0.795, 0.047, 0.392, 0.201),
+    ("holdout6", 10, 0.679, 0.044, 0.385, 0.116),
+    ("holdout7", 10, 0.677, 0.074, 0.117, 0.18),
+    ("holdout8", 10, 0.813, 0.037, 0.117, 0.218),
+    ("holdout9", 10, 0.722, 0.0, 0.131, 0.147),
+    ("holdout10", 10, 0.641, 0.023, 0.262, 0.157),
     ("holdout11", 10, 0.763, 0.022, 0.143, 0.247),
-    ("holdout12", 10, 0.645, 0.151, 0.84, 0.244),
-    ("holdout13", 10, 0.874, 0.022, 0.197, 0.272),
-    ("holdout14", 10, 0.842, 0.1, 0.691, 0.229),
+    ("holdout12", 10, 0.652, 0.133, 0.84, 0.24),
+    ("holdout13", 10, 0.874, 0.021, 0.197, 0.272),
+    ("holdout14", 10, 0.873, 0.076, 0.415, 0.223),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -134,9 +134,9 @@ def test_three_held_out_sets_meet_every_threshold():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout4", "holdout8"}
-    pooled = validate.summary(scores)  # README: the 141 groups pooled score 0.77 (0.41) / 3.6 % / 34 % / 19 %
-    assert len(scores) == 141 and pooled["rho"] >= 0.769 and pooled["rho_p10"] >= 0.41
-    assert pooled["regret"] <= 0.036 and pooled["regret_p90"] <= 0.344 and pooled["mape"] <= 0.195
+    pooled = validate.summary(scores)  # README: the 141 groups pooled score 0.76 (0.41) / 3.0 % / 29 % / 20 %
+    assert len(scores) == 141 and pooled["rho"] >= 0.759 and pooled["rho_p10"] >= 0.41
+    assert pooled["regret"] <= 0.03 and pooled["regret_p90"] <= 0.286 and pooled["mape"] <= 0.197
 
 
 def _sass_loops():
@@ -177,30 +177,67 @@ def test_the_readme_figures_hold_on_the_stored_machine_code():
     assert np.median(waits["17-128"]) == 2 and np.median(waits["over 128"]) == 8 and max(waits["over 128"]) >= 100
 
 
-def test_the_readme_figures_hold_on_instruction_counts_against_the_machine_code():
-    """README: the instructions the model counts per iteration of a loop it does not pipeline, against those of
-    Triton's machine code for the same loop (per source iteration: the SASS loop's count over the copies the
-    backend unrolled), median by family."""
+def _looping_configs():
+    """(family, counters, key, the SASS loops that load) of each stored config whose counters have exactly one loop
+    phase that is not software-pipelined: the loops of Triton's machine code for it (none when it was unrolled
+    away)."""
     sass = {}
     with open(validate.DATA / "h200_sass_loops.jsonl") as f:
         for line in f:
             row = json.loads(line)
-            loops = [loop for loop in row.get("loops", []) if loop["loads"]]
-            if len(loops) == 1:
-                sass[(row["case"], row["config"])] = loops[0]
-    ratios: dict[str, list[float]] = {}
+            sass[(row["case"], row["config"])] = [loop for loop in row.get("loops", []) if loop["loads"]]
     for csv_name in ["h200_sweep.csv"] + list(validate.HELD_OUT.values()):
         for group in validate.load(validate.DATA / csv_name, validate.DATA / "h200_counters.jsonl"):
             for config in group.configs:
-                loop, c = sass.get((group.case, config.config)), config.counters
-                keys = [k for k in c.phase_rounds if not k.startswith("-") and k.split(":")[1] == "0"]
-                if loop is None or len(keys) != 1:
-                    continue
-                rounds, warps = c.phase_rounds[keys[0]], c.num_warps
-                bytes_per_thread = c.phase_bytes.get(keys[0], 0) / rounds / (warps * 32)
-                copies = max(1.0, loop["load_bytes"] / bytes_per_thread)
-                ratio = c.phase_instructions.get(keys[0], 0) / rounds / warps / (loop["instructions"] / copies)
-                ratios.setdefault(group.family, []).append(ratio)
+                loops, c = sass.get((group.case, config.config)), config.counters
+                keys = [k for k in c.phase_rounds if not k.startswith("-") and c.phase_rounds[k]]
+                if loops is not None and len(keys) == 1 and keys[0].split(":")[1] == "0":
+                    yield group.family, c, keys[0], loops
+
+
+def _unrolled_copies(c: Counters, key: str, loops: list[dict]) -> float:
+    """Copies of a source iteration in the machine code's loop: the bytes a thread loads per trip of the SASS
+    loop over those of one source iteration; all of them when no loop is left."""
+    rounds = c.phase_rounds[key] / max(1, c.programs)
+    if not loops:
+        return rounds
+    bytes_per_thread = c.phase_bytes.get(key, 0) / c.phase_rounds[key] / (c.num_warps * 32)
+    return max(1.0, loops[0]["load_bytes"] / bytes_per_thread)
+
+
+def test_the_unrolling_rule_holds_on_the_stored_machine_code():
+    """README: the copies of a loop body the cost model takes the backend to unroll (MachineSpec.unroll_*) agree
+    with Triton's machine code (within 25 %) on 518 of the 576 configs with one loop that is not pipelined, where
+    LLVM's own parameters (a power of two up to 8 copies within 75 instructions) agreed on 472; every loop of
+    constant trip count it unrolled fully is predicted so."""
+    from simulator.cost import _Phase
+    spec = validate.get_spec("h200")
+    agree, total, full = 0, 0, []
+    for _, c, key, loops in _looping_configs():
+        if len(loops) > 1:
+            continue
+        modeled = _Phase.of(key, c, max(1, c.programs)).unrolled(spec, c.num_warps)
+        actual = _unrolled_copies(c, key, loops)
+        total += 1
+        agree += abs(np.log2(actual / modeled)) < np.log2(1.25)
+        if not loops:
+            full.append(modeled == actual)
+    assert (agree, total) == (518, 576)
+    assert len(full) == 22 and all(full)
+
+
+def test_the_readme_figures_hold_on_instruction_counts_against_the_machine_code():
+    """README: the instructions the model counts per iteration of a loop it does not pipeline, against those of
+    Triton's machine code for the same loop (per source iteration: the SASS loop's count over the copies the
+    backend unrolled), median by family."""
+    ratios: dict[str, list[float]] = {}
+    for family, c, key, loops in _looping_configs():
+        if len(loops) != 1:
+            continue
+        rounds, warps = c.phase_rounds[key], c.num_warps
+        copies = _unrolled_copies(c, key, loops)
+        ratio = c.phase_instructions.get(key, 0) / rounds / warps / (loops[0]["instructions"] / copies)
+        ratios.setdefault(family, []).append(ratio)
     median = {family: float(np.median(values)) for family, values in ratios.items()}
     assert len(median) == 20 and sum(0.9 <= m <= 1.2 for m in median.values()) == 9
     assert median["holdout6_moe_combine"] <= 1.1 and 0.95 <= median["holdout_logsumexp"] <= 1.1
@@ -266,13 +303,34 @@ def test_triton_lays_a_tile_with_no_contiguous_dim_down_its_rows():
     assert per_request == {1: 4.0, 2: 4.0, 4: 4.0, 8: 8.0, 16: 16.0, 32: 32.0}
 
 
+def test_the_readme_figures_hold_on_the_register_estimate():
+    """README: the stored configs' register estimates against Triton's n_regs where it does not spill, median error
+    12 % / 13 % / 18 % (calibration / validation / held out), p90 45 % held out."""
+    with open(validate.DATA / "h200_compile_facts.jsonl") as f:
+        facts = {(r["case"], r["config"]): r for r in map(json.loads, f)}
+    errors: dict[str, list[float]] = {}
+    for csv_name in ["h200_sweep.csv"] + list(validate.HELD_OUT.values()):
+        for group in validate.load(validate.DATA / csv_name, validate.DATA / "h200_counters.jsonl"):
+            split = "held out" if group.split.startswith("holdout") else group.split
+            for config in group.configs:
+                fact = facts.get((group.case, config.config), {})
+                if config.counters is not None and fact.get("n_regs") and not fact.get("n_spills"):
+                    estimate = min(255, config.counters.registers_per_thread)
+                    errors.setdefault(split, []).append(abs(estimate / fact["n_regs"] - 1))
+    median = {split: np.median(values) for split, values in errors.items()}
+    assert {split: len(values) for split, values in errors.items()} == {
+        "calibration": 392, "validation": 670, "held out": 2130}
+    assert median["calibration"] <= 0.121 and median["validation"] <= 0.133 and median["held out"] <= 0.178
+    assert np.percentile(errors["held out"], 90) <= 0.445
+
+
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.23 s of CPU (p90 0.79 s, at most 2.9 s), as measured
+    """README: modeling one stored config took a median 0.26 s of CPU (p90 0.80 s, at most 2.9 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
     assert len(seconds) == 3600
-    assert np.median(seconds) <= 0.229 and np.percentile(seconds, 90) <= 0.79 and max(seconds) <= 2.9
+    assert np.median(seconds) <= 0.257 and np.percentile(seconds, 90) <= 0.804 and max(seconds) <= 2.9
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
