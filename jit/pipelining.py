@@ -11,9 +11,10 @@ contiguous bytes per thread cannot become asynchronous copies; the profiler, whi
 from __future__ import annotations
 
 from dsl.ir.core import Block, Operation
-from dsl.ir.ops import OP
+from dsl.ir.ops import OP, Trait, with_trait
 
 _LOOPS = (OP.SCF_FOR, OP.SCF_WHILE)
+_WRITES = with_trait(Trait.WRITES_MEMORY)
 
 
 def enclosing_loop(op: Operation) -> Operation | None:
@@ -32,11 +33,14 @@ def load_pipelining(load: Operation) -> dict:
     num_stages hint (None: the launch's), "distance": the load's stage distance when Triton would pipeline
     it given enough stages (None when it never would), "level": how many loads of the same loop body (or of
     the straight-line code around it) its address waits for, one after another, "serial": whether it waits for
-    the previous iteration's loads, "constant": whether the loop's trip count is a compile-time constant}."""
+    the previous iteration's loads, "constant": whether the loop's trip count is a compile-time constant, "writes":
+    whether the loop's body writes memory (a later iteration's loads may not move above the write: without
+    noalias pointers they may read what it wrote)}."""
     loop = enclosing_loop(load)
     level = _level(load, load.parent)
     if loop is None:
-        return {"loop": None, "stages": None, "distance": None, "level": level, "serial": False, "constant": False}
+        return {"loop": None, "stages": None, "distance": None, "level": level, "serial": False, "constant": False,
+                "writes": False}
     stages = loop.attrs.get("num_stages")
     body = loop.regions[0]
     innermost = loop.name == OP.SCF_FOR and not any(op.name in _LOOPS for op in body.walk() if op is not loop)
@@ -44,7 +48,7 @@ def load_pipelining(load: Operation) -> dict:
     if innermost and load.parent is body:
         distance = _distances(body, with_hint=stages is not None).get(id(load))
     return {"loop": loop, "stages": stages, "distance": distance, "level": level, "serial": _serial(load, loop),
-            "constant": constant_trips(loop)}
+            "constant": constant_trips(loop), "writes": any(op.name in _WRITES for op in body.walk())}
 
 
 def constant_trips(loop: Operation) -> bool:
@@ -150,8 +154,8 @@ def _nested_operands(op: Operation) -> list:
 
 def phase_keys(loads: dict[int, dict], num_stages: int, vector_bytes: dict[int, int]) -> dict[int, str]:
     """The memory phase of each load probe (simulator.Counters.phase_rounds): "loop:depth:chain", with ":serial"
-    when a load of the loop waits for the previous iteration's and ":constant" when the loop's trip count is a
-    compile-time constant.
+    when a load of the loop waits for the previous iteration's, ":constant" when the loop's trip count is a
+    compile-time constant and ":writes" when its body writes memory.
 
     loads: probe -> its record (jit.codegen.instrument: loop, loop_stages, pipeline_distance, level); vector_bytes:
     probe -> the contiguous bytes one thread loads at once. The loads of one loop form one phase; depth is the
@@ -165,6 +169,7 @@ def phase_keys(loads: dict[int, dict], num_stages: int, vector_bytes: dict[int, 
     for loop, probes in by_loop.items():
         serial = any(loads[p].get("serial") for p in probes)
         constant = any(loads[p].get("constant") for p in probes)
+        writes = any(loads[p].get("writes") for p in probes)
         depth = 0
         if loop is not None:
             stages = loads[probes[0]].get("loop_stages") or num_stages
@@ -173,6 +178,6 @@ def phase_keys(loads: dict[int, dict], num_stages: int, vector_bytes: dict[int, 
                 depth = (stages - 1) // (max(distances) + 1)
         chain = 1 if depth else 1 + max(loads[p].get("level", 0) for p in probes)
         key = (f"{'-' if loop is None else loop}:{depth}:{chain}" + (":serial" if serial else "")
-               + (":constant" if constant else ""))
+               + (":constant" if constant else "") + (":writes" if writes and loop is not None else ""))
         keys.update(dict.fromkeys(probes, key))
     return keys

@@ -81,6 +81,7 @@ def new_probe(lw, op: Operation, trace: bool = False, kind: str | None = None) -
         info["level"] = pipelining["level"]
         info["serial"] = pipelining["serial"]
         info["constant"] = pipelining["constant"]
+        info["writes"] = pipelining["writes"]
     elif op in lw.merged:
         info["merged"] = True
     loop = enclosing_loop(op)  # the loop the op runs in: memory phases and their instructions

@@ -511,6 +511,31 @@ def test_a_pointer_chase_is_a_serial_phase_that_unrolling_cannot_overlap(rng):
 
 
 @jit
+def running_sum_kernel(x_ptr, out_ptr, steps, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for i in range(steps):
+        acc += tl.load(x_ptr + i * BLOCK + tl.arange(0, BLOCK))
+        tl.store(out_ptr + i * BLOCK + tl.arange(0, BLOCK), acc)  # the next iteration's load may read this
+
+
+def test_a_loop_that_stores_waits_for_each_iterations_loads(rng):
+    steps, block = 37, 64
+    x = rng.standard_normal(steps * block).astype(np.float32)
+    out = np.empty_like(x)
+    stored = model_launch(running_sum_kernel, (1,), x, out, steps, BLOCK=block, machine="h200", num_warps=1)
+    np.testing.assert_allclose(out, np.cumsum(x.reshape(steps, block), axis=0).ravel(), rtol=1e-5, atol=1e-5)
+    summed = model_launch(strided_sum_kernel, (1,), np.arange(steps * block, dtype=np.int32), np.empty(block, np.int32),
+                          steps, BLOCK=block, machine="h200", num_warps=1)
+    [writes] = [k for k in stored.totals.phase_rounds if not k.startswith("-")]
+    assert writes.endswith(":writes") and not any(k.endswith(":writes") for k in summed.totals.phase_rounds)
+    # the same small body, but its copies' loads cannot move above the previous copy's store
+    spec = simulator.get_spec("h200")
+    one_by_one = simulator.estimate(stored.totals, 1, spec).components["latency"]
+    unrolled = simulator.estimate(summed.totals, 1, spec).components["latency"]
+    assert one_by_one > steps * spec.l2_round_cycles / spec.clock_hz > 2 * unrolled
+
+
+@jit
 def weighted_rows_kernel(x_ptr, w_ptr, out_ptr, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
     cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     acc = tl.zeros((BLOCK,), dtype=tl.float32)

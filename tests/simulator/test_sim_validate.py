@@ -96,25 +96,25 @@ def test_the_readme_figures_hold_on_the_validation_split():
     must update the README (and say why)."""
     total = _figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
-    assert total["rho"] >= 0.875 and total["regret"] <= 0.0 and total["regret_p90"] <= 0.138
-    assert total["mape"] <= 0.176
+    assert total["rho"] >= 0.884 and total["regret"] <= 0.0 and total["regret_p90"] <= 0.138
+    assert total["mape"] <= 0.184
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
     ("holdout", 10, 0.839, 0.0, 0.107, 0.167),
     ("holdout2", 11, 0.688, 0.0, 0.11, 0.108),
-    ("holdout3", 10, 0.75, 0.0, 0.203, 0.17),
-    ("holdout4", 10, 0.819, 0.011, 0.129, 0.162),
+    ("holdout3", 10, 0.769, 0.0, 0.201, 0.203),
+    ("holdout4", 10, 0.819, 0.011, 0.129, 0.141),
     ("holdout5", 10, 0.795, 0.047, 0.392, 0.201),
     ("holdout6", 10, 0.679, 0.044, 0.385, 0.116),
     ("holdout7", 10, 0.677, 0.074, 0.117, 0.18),
     ("holdout8", 10, 0.813, 0.037, 0.117, 0.218),
-    ("holdout9", 10, 0.722, 0.0, 0.131, 0.147),
+    ("holdout9", 10, 0.744, 0.0, 0.131, 0.132),
     ("holdout10", 10, 0.641, 0.023, 0.262, 0.157),
     ("holdout11", 10, 0.763, 0.022, 0.143, 0.247),
     ("holdout12", 10, 0.652, 0.133, 0.84, 0.24),
-    ("holdout13", 10, 0.874, 0.021, 0.197, 0.272),
+    ("holdout13", 10, 0.874, 0.021, 0.197, 0.227),
     ("holdout14", 10, 0.873, 0.076, 0.415, 0.223),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
@@ -124,19 +124,19 @@ def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, reg
     assert total["mape"] <= mape and total["rejected_ok"] == 0 and total["missed_overflows"] == 0
 
 
-def test_three_held_out_sets_meet_every_threshold():
-    """README and tutorial 04: holdout, holdout4 and holdout8 meet the validation thresholds (rho >= 0.8, picks
-    <= 10 % / 25 % slow, time error <= 25 %); the other eleven do not. And the figures of all groups pooled."""
+def test_four_held_out_sets_meet_every_threshold():
+    """README and tutorial 04: holdout, holdout4, holdout8 and holdout13 meet the validation thresholds (rho >= 0.8,
+    picks <= 10 % / 25 % slow, time error <= 25 %); the other ten do not. And the figures of all groups pooled."""
     meet, scores = set(), []
     for split, csv_name in validate.HELD_OUT.items():
         scores += (mine := _scores(split, csv_name))
         t = validate.summary(mine)
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
-    assert meet == {"holdout", "holdout4", "holdout8"}
-    pooled = validate.summary(scores)  # README: the 141 groups pooled score 0.76 (0.41) / 3.0 % / 29 % / 20 %
+    assert meet == {"holdout", "holdout4", "holdout8", "holdout13"}
+    pooled = validate.summary(scores)  # README: the 141 groups pooled score 0.76 (0.41) / 3.0 % / 29 % / 19 %
     assert len(scores) == 141 and pooled["rho"] >= 0.759 and pooled["rho_p10"] >= 0.41
-    assert pooled["regret"] <= 0.03 and pooled["regret_p90"] <= 0.286 and pooled["mape"] <= 0.197
+    assert pooled["regret"] <= 0.03 and pooled["regret_p90"] <= 0.286 and pooled["mape"] <= 0.19
 
 
 def _sass_loops():
@@ -207,7 +207,7 @@ def _unrolled_copies(c: Counters, key: str, loops: list[dict]) -> float:
 
 def test_the_unrolling_rule_holds_on_the_stored_machine_code():
     """README: the copies of a loop body the cost model takes the backend to unroll (MachineSpec.unroll_*) agree
-    with Triton's machine code (within 25 %) on 518 of the 576 configs with one loop that is not pipelined, where
+    with Triton's machine code (within 25 %) on 520 of the 576 configs with one loop that is not pipelined, where
     LLVM's own parameters (a power of two up to 8 copies within 75 instructions) agreed on 472; every loop of
     constant trip count it unrolled fully is predicted so."""
     from simulator.cost import _Phase
@@ -222,7 +222,7 @@ def test_the_unrolling_rule_holds_on_the_stored_machine_code():
         agree += abs(np.log2(actual / modeled)) < np.log2(1.25)
         if not loops:
             full.append(modeled == actual)
-    assert (agree, total) == (518, 576)
+    assert (agree, total) == (520, 576)
     assert len(full) == 22 and all(full)
 
 
@@ -325,12 +325,12 @@ def test_the_readme_figures_hold_on_the_register_estimate():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.26 s of CPU (p90 0.80 s, at most 2.9 s), as measured
+    """README: modeling one stored config took a median 0.22 s of CPU (p90 0.76 s, at most 2.6 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
     assert len(seconds) == 3600
-    assert np.median(seconds) <= 0.257 and np.percentile(seconds, 90) <= 0.804 and max(seconds) <= 2.9
+    assert np.median(seconds) <= 0.22 and np.percentile(seconds, 90) <= 0.76 and max(seconds) <= 2.6
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
