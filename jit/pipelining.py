@@ -152,10 +152,12 @@ def _nested_operands(op: Operation) -> list:
     return values
 
 
-def phase_keys(loads: dict[int, dict], num_stages: int, vector_bytes: dict[int, int]) -> dict[int, str]:
+def phase_keys(loads: dict[int, dict], num_stages: int, vector_bytes: dict[int, int],
+               barrier_loops: frozenset = frozenset()) -> dict[int, str]:
     """The memory phase of each load probe (simulator.Counters.phase_rounds): "loop:depth:chain", with ":serial"
     when a load of the loop waits for the previous iteration's, ":constant" when the loop's trip count is a
-    compile-time constant and ":writes" when its body writes memory.
+    compile-time constant and ":ordered" when its body writes memory or waits at a barrier (barrier_loops: the
+    loop ids whose ops do, a cross-warp reduction's exchange for one), so no later iteration's loads move above it.
 
     loads: probe -> its record (jit.codegen.instrument: loop, loop_stages, pipeline_distance, level); vector_bytes:
     probe -> the contiguous bytes one thread loads at once. The loads of one loop form one phase; depth is the
@@ -169,7 +171,7 @@ def phase_keys(loads: dict[int, dict], num_stages: int, vector_bytes: dict[int, 
     for loop, probes in by_loop.items():
         serial = any(loads[p].get("serial") for p in probes)
         constant = any(loads[p].get("constant") for p in probes)
-        writes = any(loads[p].get("writes") for p in probes)
+        ordered = loop in barrier_loops or any(loads[p].get("writes") for p in probes)
         depth = 0
         if loop is not None:
             stages = loads[probes[0]].get("loop_stages") or num_stages
@@ -178,6 +180,6 @@ def phase_keys(loads: dict[int, dict], num_stages: int, vector_bytes: dict[int, 
                 depth = (stages - 1) // (max(distances) + 1)
         chain = 1 if depth else 1 + max(loads[p].get("level", 0) for p in probes)
         key = (f"{'-' if loop is None else loop}:{depth}:{chain}" + (":serial" if serial else "")
-               + (":constant" if constant else "") + (":writes" if writes and loop is not None else ""))
+               + (":constant" if constant else "") + (":ordered" if ordered and loop is not None else ""))
         keys.update(dict.fromkeys(probes, key))
     return keys

@@ -318,7 +318,8 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
     ranks = _order_ranks(probes, traced)
     layouts = {p: _layout(probes[p], buffers.stream_parts(p), spec, num_warps, device) for p in traced}
     loads = {p: probes[p] for p in traced if probes[p]["op"] == OP.TILE_LOAD}
-    phases = pipelining.phase_keys(loads, num_stages, {p: layouts[p].vector_bytes for p in loads})
+    barrier_loops = frozenset(loop for loop, (_, _, barriers) in loop_work.items() if barriers)
+    phases = pipelining.phase_keys(loads, num_stages, {p: layouts[p].vector_bytes for p in loads}, barrier_loops)
     for p in traced:
         info = probes[p]
         line = (file, int(info["line"] or 0))
@@ -333,7 +334,7 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
     of_loop = {probes[p].get("loop"): key for p, key in phases.items()}
     work: dict[str, int] = {}  # the phase's warp instructions besides its memory ops, and its dots' FLOPs
     flops: dict[str, int] = {}
-    for loop, (instructions, dot_flops) in loop_work.items():
+    for loop, (instructions, dot_flops, _) in loop_work.items():
         if loop in of_loop:
             key = of_loop[loop]
             work[key] = work.get(key, 0) + instructions
@@ -391,11 +392,11 @@ def _contiguous_dim(buffers: TraceBuffers, probe: int, device: DeviceAddresses) 
 
 def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, padding, dots=None, register_bytes=0):
     """(registers per thread, shared bytes per program, per-line counters of the non-memory ops, per enclosing loop
-    the warp instructions and dot FLOPs of those ops)."""
+    the warp instructions, dot FLOPs and barriers of those ops)."""
     shared_bytes = gpu_resources.shared_bytes(probes, live, spec, num_warps, num_stages, padding)
     registers = simulator.estimate_registers(register_bytes, num_warps, spec)
     extra: dict[LineKey, Counters] = {}
-    loop_work: dict[object, tuple[int, int]] = {}
+    loop_work: dict[object, tuple[int, int, int]] = {}
     layouts = mma_layout.probe_layouts(probes, live, spec, num_warps)
     mma_tiles = mma_layout.by_shape({p: probes[p]["results"][0][0] for p in layouts}, layouts)
     for p in live:
@@ -407,9 +408,9 @@ def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, pa
                 line = (file, int(info["line"] or 0))
                 extra[line] = extra.get(line, Counters()) + found
                 loop = info.get("loop")
-                instructions, flops = loop_work.get(loop, (0, 0))
+                instructions, flops, barriers = loop_work.get(loop, (0, 0, 0))
                 loop_work[loop] = (instructions + found.warp_instructions + found.shared_requests,
-                                   flops + sum(found.tensor_flops.values()))
+                                   flops + sum(found.tensor_flops.values()), barriers + found.barriers)
     return registers, shared_bytes, extra, loop_work
 
 

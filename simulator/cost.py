@@ -23,9 +23,10 @@ on one unit, in cycles (per-program counts are launch totals / programs):
              iterations a GPU build keeps in flight, the round trips an iteration waits for), rounds x
              (trip / u + work) when its loads wait every iteration (u: the copies of a loop body the backend
              unrolls, whose loads issue together: all trips of a small constant-trip loop, 4 of a small body
-             otherwise, 1 when the body writes memory or outside loops), rounds x max(work, (trip + work) /
-             depth) + trip when they are software-pipelined (the copies for iteration i + depth issue once
-             iteration i's work is done, so two stages overlap nothing); trip = (L^p + Q^p)^(1/p) + (chain - 1) L:
+             otherwise, 1 when the body writes memory or waits at a barrier, or outside loops), rounds x
+             max(work, (trip + work) / depth) + trip when they are software-pipelined (the copies for iteration
+             i + depth issue once iteration i's work is done, so two stages overlap nothing);
+             trip = (L^p + Q^p)^(1/p) + (chain - 1) L:
              the unloaded round trip L of the level the loads come from and the time Q the bandwidth takes to
              serve the bytes every resident program keeps in flight (Little's law, fitted to the measured curve;
              a pipelined program keeps min(depth, trip / period) iterations in flight, solved as a fixed point,
@@ -298,7 +299,7 @@ class _Phase:
     """One memory phase of an average program (Counters.phase_rounds): rounds, bytes and DRAM share per round,
     iterations in flight, dependent round trips per iteration, the other warp instructions per round, whether its
     loads are a loop's, whether they wait for the previous iteration's, whether the loop's trip count is a
-    compile-time constant, and whether its body writes memory."""
+    compile-time constant, and whether its body writes memory or waits at a barrier."""
 
     rounds: float
     bytes: float
@@ -310,7 +311,7 @@ class _Phase:
     looped: bool
     serial: bool
     constant: bool
-    writes: bool
+    ordered: bool
 
     @staticmethod
     def of(key: str, counters: Counters, programs: int) -> _Phase:
@@ -322,14 +323,15 @@ class _Phase:
                       depth=int(depth), chain=int(chain), work=counters.phase_instructions.get(key, 0) / executions,
                       flops=counters.phase_flops.get(key, 0) / executions, looped=loop != "-",
                       serial="serial" in flags, constant="constant" in flags,
-                      writes="writes" in flags)
+                      ordered="ordered" in flags)
 
     def unrolled(self, spec: MachineSpec, num_warps: int) -> float:
         """Iterations of a loop that is not software-pipelined whose loads a warp has in flight at once: the backend
         unrolls a loop of known trip count fully when trips x body fit unroll_full_instructions, and a small body
         unroll_copies times otherwise (Triton's machine code on the H200); the copies' independent loads issue
-        together, unless the body writes memory: a copy's loads may not move above the previous copy's write."""
-        if not self.looped or self.serial or self.writes:
+        together, unless the body writes memory or waits at a barrier: a copy's loads may not move above the
+        previous copy's write or barrier."""
+        if not self.looped or self.serial or self.ordered:
             return 1.0
         per_warp = max(1.0, self.work / max(1, num_warps))
         if self.constant and self.rounds * per_warp <= spec.unroll_full_instructions:

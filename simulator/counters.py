@@ -83,8 +83,9 @@ class Counters:
                               depth iterations of loads in flight ahead of their use (software pipelining; 0 =
                               none), chain dependent round trips per iteration (a page-table gather: 2); a
                               ":serial" suffix when the loads wait for the previous iteration's (a pointer chase),
-                              ":constant" when the loop's trip count is a compile-time constant, ":writes"
-                              when its body writes memory (no copy's loads move above another's write)
+                              ":constant" when the loop's trip count is a compile-time constant, ":ordered"
+                              when its body writes memory or waits at a barrier (no later iteration's loads
+                              move above it)
       phase_bytes             per memory phase, the bytes its loads move (load_bytes_moved)
       phase_dram_bytes        per memory phase, the DRAM bytes its loads read
       phase_l1_bytes          per memory phase, the bytes of its loads the L1 served

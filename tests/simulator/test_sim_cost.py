@@ -121,12 +121,12 @@ def test_a_long_dependent_chain_is_latency_bound():
 @pytest.mark.parametrize("work, copies, key, rounds", [(0, 4, "0:0:1", 64), (40, 4, "0:0:1", 64),
                                                         (60, 1, "0:0:1", 64), (500, 1, "0:0:1", 64),
                                                         (30, 8, "0:0:1:constant", 8), (60, 1, "0:0:1:constant", 8),
-                                                        (0, 1, "0:0:1:writes", 64)])
+                                                        (0, 1, "0:0:1:ordered", 64)])
 def test_a_small_loop_body_is_unrolled_and_its_loads_overlap(work, copies, key, rounds):
     """The backend unrolls a loop of runtime trip count 4 times when its body has at most unroll_instructions
     warp instructions, and one of constant trip count fully when trips x body fit unroll_full_instructions: the
-    copies' loads wait for one round trip between them. A body that writes memory gains nothing: no copy's loads
-    may move above the previous copy's write."""
+    copies' loads wait for one round trip between them. A body that writes memory or waits at a barrier gains
+    nothing: no copy's loads may move above the previous copy's write or barrier."""
     spec = get_spec("h200")
     loop = chain(rounds, key=key, phase_instructions={key: work * rounds})
     latency = estimate(loop, 1, spec).components["latency"]
