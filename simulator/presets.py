@@ -116,9 +116,10 @@ H200 = {
     "warp_issue_ipc": (0.7, "L", f"dependent-instruction issue of one warp; {_FITTED}"),
     "spill_traffic": (8.0, "L", f"local-memory round trips per spilled register and loop iteration; {_FITTED}"),
     "exchange_cycles": (500.0, "L", f"a cross-warp exchange on a program's critical path; {_FITTED}"),
-    "unroll_instructions": (40.0, "H", "Triton's machine code for 554 looping configs of the stored sweeps: a loop "
-                            "whose trip count is known only at run time is unrolled 4 times or not at all, and 4 "
-                            "times where its body has at most about 40 warp instructions (505 of 554 agree; "
+    "unroll_instructions": (40.0, "H", "Triton's machine code for the 576 stored configs with one loop it does not "
+                            "pipeline: a loop whose trip count is known only at run time is unrolled 4 times or not "
+                            "at all, 4 times where its body has at most about 40 warp instructions and neither "
+                            "writes memory nor waits at a barrier (532 of 576 agree; "
                             "simulator/data/h200_sass_loops.jsonl)"),
     "unroll_copies": (4.0, "H", "the same machine code: 4 copies of a small runtime loop body, never 2 or 8"),
     "unroll_full_instructions": (300.0, "H", "LLVM's default full-unroll threshold (LoopUnrollPass.cpp); Triton's "
