@@ -124,6 +124,24 @@ def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, reg
     assert total["mape"] <= mape and total["rejected_ok"] == 0 and total["missed_overflows"] == 0
 
 
+def test_the_readme_figures_hold_on_what_to_trust():
+    """README 'Trust it for ...': the median rank correlation of the kernel families it names, the looped
+    LayerNorm's worst pick and the row sums' range."""
+    scores = {}
+    for split, csv_name in [("validation", "h200_sweep.csv")] + list(validate.HELD_OUT.items()):
+        scores.update({s.case: s for s in _scores(split, csv_name)})
+
+    def rho(prefix: str) -> float:
+        return float(np.median([s.rho for case, s in scores.items() if case.startswith(prefix)]))
+
+    assert rho("softmax_") >= 0.99 and rho("rmsnorm_") >= 0.94 and rho("attention_") >= 0.82
+    assert rho("holdout2_bmm") >= 0.968 and rho("holdout7_w8a16") >= 0.828
+    assert rho("matmul_") >= 0.916
+    assert max(s.regret for case, s in scores.items() if case.startswith("holdout3_layernorm_looped")) <= 0.30
+    row_sums = [s.rho for case, s in scores.items() if case.startswith("rowsum")]
+    assert 0.25 <= min(row_sums) and max(row_sums) <= 0.75
+
+
 def test_four_held_out_sets_meet_every_threshold():
     """README and tutorial 04: holdout, holdout4, holdout8 and holdout13 meet the validation thresholds (rho >= 0.8,
     picks <= 10 % / 25 % slow, time error <= 25 %); the other ten do not. And the figures of all groups pooled."""
