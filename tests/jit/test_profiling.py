@@ -473,6 +473,17 @@ def test_profiling_builds_count_the_same_at_either_optimisation_level(rng, monke
     assert totals[0] == totals[1]
 
 
+def _loop_phase(launch) -> str:
+    """The key of the launch's one loop phase (its other phase is the code outside loops)."""
+    [key] = [k for k in launch.totals.phase_rounds if not k.startswith("-")]
+    return key
+
+
+def _latency(launch) -> float:
+    """The latency component of the launch's modeled time on the H200, one program."""
+    return simulator.estimate(launch.totals, 1, simulator.get_spec("h200")).components["latency"]
+
+
 @jit
 def pointer_chase_kernel(next_ptr, out_ptr, steps, BLOCK: tl.constexpr):
     at = tl.arange(0, BLOCK)
@@ -500,14 +511,10 @@ def test_a_pointer_chase_is_a_serial_phase_that_unrolling_cannot_overlap(rng):
     np.testing.assert_array_equal(out, want)
     total = model_launch(strided_sum_kernel, (1,), table, out, steps, BLOCK=block, machine="h200", num_warps=1)
     np.testing.assert_array_equal(out, table.reshape(steps, block).sum(axis=0))
-    [chased] = [k for k in chase.totals.phase_rounds if not k.startswith("-")]
-    [summed] = [k for k in total.totals.phase_rounds if not k.startswith("-")]
-    assert chased.endswith(":serial") and not summed.endswith(":serial")
+    assert _loop_phase(chase).endswith(":serial") and not _loop_phase(total).endswith(":serial")
     # the same round trips, but the sum's small loop body is unrolled and its loads issue together
     spec = simulator.get_spec("h200")
-    serial = simulator.estimate(chase.totals, 1, spec).components["latency"]
-    unrolled = simulator.estimate(total.totals, 1, spec).components["latency"]
-    assert serial > steps * spec.l2_round_cycles / spec.clock_hz > 2 * unrolled
+    assert _latency(chase) > steps * spec.l2_round_cycles / spec.clock_hz > 2 * _latency(total)
 
 
 @jit
@@ -526,13 +533,11 @@ def test_a_loop_that_stores_waits_for_each_iterations_loads(rng):
     np.testing.assert_allclose(out, np.cumsum(x.reshape(steps, block), axis=0).ravel(), rtol=1e-5, atol=1e-5)
     summed = model_launch(strided_sum_kernel, (1,), np.arange(steps * block, dtype=np.int32), np.empty(block, np.int32),
                           steps, BLOCK=block, machine="h200", num_warps=1)
-    [ordered] = [k for k in stored.totals.phase_rounds if not k.startswith("-")]
-    assert ordered.endswith(":ordered") and not any(k.endswith(":ordered") for k in summed.totals.phase_rounds)
+    assert _loop_phase(stored).endswith(":ordered") and not any(k.endswith(":ordered")
+                                                                for k in summed.totals.phase_rounds)
     # the same small body, but its copies' loads cannot move above the previous copy's store
     spec = simulator.get_spec("h200")
-    one_by_one = simulator.estimate(stored.totals, 1, spec).components["latency"]
-    unrolled = simulator.estimate(summed.totals, 1, spec).components["latency"]
-    assert one_by_one > steps * spec.l2_round_cycles / spec.clock_hz > 2 * unrolled
+    assert _latency(stored) > steps * spec.l2_round_cycles / spec.clock_hz > 2 * _latency(summed)
 
 
 @jit
@@ -553,8 +558,7 @@ def test_a_loop_that_folds_across_warps_waits_at_a_barrier_each_iteration(rng, n
     out = np.empty(1, np.float32)
     launch = model_launch(looped_sum_kernel, (1,), x, out, n, BLOCK=256, machine="h200", num_warps=num_warps)
     np.testing.assert_allclose(out[0], x.sum(dtype=np.float64), rtol=1e-4)
-    [key] = [k for k in launch.totals.phase_rounds if not k.startswith("-")]
-    assert key.endswith(":ordered") == ordered
+    assert _loop_phase(launch).endswith(":ordered") == ordered
 
 
 @jit
@@ -574,15 +578,13 @@ def test_a_loop_of_constexpr_trips_is_a_constant_phase_the_backend_unrolls_fully
     launch = model_launch(weighted_rows_kernel, (-(-cols // block),), x, w, out, cols, ROWS=rows, BLOCK=block,
                           machine="h200", num_warps=1)
     np.testing.assert_allclose(out, w @ x, rtol=1e-5, atol=1e-5)
-    [constant] = [k for k in launch.totals.phase_rounds if not k.startswith("-")]
-    assert constant.endswith(":constant")
+    assert _loop_phase(launch).endswith(":constant")
     runtime = model_launch(strided_sum_kernel, (1,), np.arange(64 * 8, dtype=np.int32), np.empty(64, np.int32), 8,
                            BLOCK=64, machine="h200", num_warps=1)
     assert not any(k.endswith(":constant") for k in runtime.totals.phase_rounds)
     # all eight iterations' loads issue together: the latency is about one round trip per launch, not eight
     spec = simulator.get_spec("h200")
-    latency = simulator.estimate(launch.totals, 1, spec).components["latency"]
-    assert latency < 2 * spec.dram_round_cycles / spec.clock_hz
+    assert _latency(launch) < 2 * spec.dram_round_cycles / spec.clock_hz
 
 
 @jit
