@@ -3,7 +3,7 @@
 The same kernel text is timed by Triton on an H200 (`benchmarks/gpu/sweep.py`, with
 WAVETILE_SWEEP_BACKEND=triton) and modeled by wavetile (`benchmarks/gpu/model_sweep.py`), which is
 what makes the two comparable. The shapes and configs they run are in sweep_cases; each held-out set's
-kernels are in its own module with its cases (holdout1.py, ..., holdout14.py).
+kernels are in its own module with its cases (holdout1.py, ..., holdout15.py).
 """
 
 from __future__ import annotations
