@@ -116,6 +116,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout12", 10, 0.652, 0.133, 0.84, 0.24),
     ("holdout13", 10, 0.874, 0.021, 0.197, 0.227),
     ("holdout14", 10, 0.873, 0.076, 0.415, 0.223),
+    ("holdout15", 6, 0.711, 0.109, 0.173, 0.254),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -144,7 +145,7 @@ def test_the_readme_figures_hold_on_what_to_trust():
 
 def test_four_held_out_sets_meet_every_threshold():
     """README and tutorial 04: holdout, holdout4, holdout8 and holdout13 meet the validation thresholds (rho >= 0.8,
-    picks <= 10 % / 25 % slow, time error <= 25 %); the other ten do not. And the figures of all groups pooled."""
+    picks <= 10 % / 25 % slow, time error <= 25 %); the other eleven do not. And the figures of all groups pooled."""
     meet, scores = set(), []
     for split, csv_name in validate.HELD_OUT.items():
         scores += (mine := _scores(split, csv_name))
@@ -152,9 +153,9 @@ def test_four_held_out_sets_meet_every_threshold():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout4", "holdout8", "holdout13"}
-    pooled = validate.summary(scores)  # README: the 141 groups pooled score 0.76 (0.41) / 3.0 % / 29 % / 19 %
-    assert len(scores) == 141 and pooled["rho"] >= 0.759 and pooled["rho_p10"] >= 0.41
-    assert pooled["regret"] <= 0.03 and pooled["regret_p90"] <= 0.286 and pooled["mape"] <= 0.19
+    pooled = validate.summary(scores)  # README: the 147 groups pooled score 0.76 (0.41) / 3.0 % / 28 % / 19 %
+    assert len(scores) == 147 and pooled["rho"] >= 0.759 and pooled["rho_p10"] >= 0.407
+    assert pooled["regret"] <= 0.031 and pooled["regret_p90"] <= 0.285 and pooled["mape"] <= 0.19
 
 
 def _sass_loops():
@@ -337,8 +338,8 @@ def test_the_readme_figures_hold_on_the_register_estimate():
                     errors.setdefault(split, []).append(abs(estimate / fact["n_regs"] - 1))
     median = {split: np.median(values) for split, values in errors.items()}
     assert {split: len(values) for split, values in errors.items()} == {
-        "calibration": 392, "validation": 670, "held out": 2130}
-    assert median["calibration"] <= 0.121 and median["validation"] <= 0.133 and median["held out"] <= 0.178
+        "calibration": 392, "validation": 670, "held out": 2203}
+    assert median["calibration"] <= 0.121 and median["validation"] <= 0.133 and median["held out"] <= 0.181
     assert np.percentile(errors["held out"], 90) <= 0.445
 
 
@@ -347,7 +348,7 @@ def test_the_readme_figures_hold_on_modeling_speed():
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
-    assert len(seconds) == 3600
+    assert len(seconds) == 3685
     assert np.median(seconds) <= 0.203 and np.percentile(seconds, 90) <= 0.66 and max(seconds) <= 2.6
 
 
