@@ -107,9 +107,8 @@ def with_compiled_registers(groups: list[Group], spec: MachineSpec, facts: Path)
         for cfg in group.configs:
             fact = compiled.get((group.case, cfg.config))
             if fact is not None and cfg.counters is not None:
-                num_warps = cfg.counters.num_warps
-                registers = (register_budget(spec, num_warps) + math.ceil(fact["n_spills"] / 4) if fact["n_spills"]
-                             else fact["n_regs"])
+                registers = (register_budget(spec, cfg.counters.num_warps) + math.ceil(fact["n_spills"] / 4)
+                             if fact["n_spills"] else fact["n_regs"])
                 cfg = dataclasses.replace(cfg, counters=dataclasses.replace(cfg.counters,
                                                                             registers_per_thread=registers))
             configs.append(cfg)

@@ -81,10 +81,13 @@ def test_stored_counters_are_what_the_compiler_gives_now():
         assert new["dram_bytes"] == pytest.approx(old["dram_bytes"], rel=0.02)
 
 
-def _scores(split: str, csv_name: str) -> list:
+def _scores(split: str, csv_name: str, compiled_registers: bool = False) -> list:
+    spec = validate.get_spec("h200")
     groups = [g for g in validate.load(validate.DATA / csv_name, validate.DATA / "h200_counters.jsonl")
               if g.split == split]
-    return [validate.score_group(g, validate.model_seconds(validate.get_spec("h200"))) for g in groups]
+    if compiled_registers:
+        groups = validate.with_compiled_registers(groups, spec, validate.DATA / "h200_compile_facts.jsonl")
+    return [validate.score_group(g, validate.model_seconds(spec)) for g in groups]
 
 
 def _figures(split: str, csv_name: str) -> dict:
@@ -162,14 +165,9 @@ def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds(
     """README: scored with Triton's own register and spill counts in place of the estimate
     (`python -m simulator.validate --compiled-registers`), the 147 held-out groups pooled pass every threshold and six
     sets meet them (four with the estimate): the register estimate is the largest part of the held-out error."""
-    spec = validate.get_spec("h200")
-    model = validate.model_seconds(spec)
     scores, meet = [], 0
     for split, csv_name in validate.HELD_OUT.items():
-        groups = [g for g in validate.load(validate.DATA / csv_name, validate.DATA / "h200_counters.jsonl")
-                  if g.split == split]
-        mine = [validate.score_group(g, model) for g in validate.with_compiled_registers(
-            groups, spec, validate.DATA / "h200_compile_facts.jsonl")]
+        mine = _scores(split, csv_name, compiled_registers=True)
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
