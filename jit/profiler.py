@@ -320,12 +320,13 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
     loads = {p: probes[p] for p in traced if probes[p]["op"] == OP.TILE_LOAD}
     barrier_loops = frozenset(loop for loop, (_, _, barriers) in loop_work.items() if barriers)
     phases = pipelining.phase_keys(loads, num_stages, {p: layouts[p].vector_bytes for p in loads}, barrier_loops)
+    staged = _dot_loads(probes, live)
     for p in traced:
         info = probes[p]
         line = (file, int(info["line"] or 0))
         weight = float(counts[p]) / max(1, buffers.records(p))  # executions per traced one (jit.sampling)
         results = _memory(rec, line, info, buffers.stream_parts(p), spec, num_warps, device, layouts[p], weight,
-                          ranks[p], phases.get(p))
+                          ranks[p], phases.get(p), p in staged)
         if touched is not None:
             touched["write" if _ACCESS.get(info["op"]) == "store" else "read"].extend(r.sector_ids for r in results)
     rounds: dict[str, int] = {}  # a phase runs as often as its most executed load
@@ -346,6 +347,14 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
         lines[line] = lines.get(line, Counters()) + counters
         totals = totals + counters
     return totals, lines
+
+
+def _dot_loads(probes: list[dict], live: list[int]) -> set[int]:
+    """Load probes whose tiles are tl.dot operands: the backend stores them to shared memory in the dot's operand
+    layout whatever dim runs contiguously (a K-major B, attention's K read as [D, N]), so their loads pay no
+    layout change of their own (the staging is the dot's; a K-major-only type's transpose is costed there too)."""
+    return {source[0] for p in live if probes[p]["op"] == OP.TILE_DOT
+            for source in probes[p].get("sources", [])[:2] if source is not None}
 
 
 def _dot_operands(buffers: TraceBuffers, live: list[int], device: DeviceAddresses) -> dict[int, str]:
@@ -507,7 +516,7 @@ def _iterations(parts: list[np.ndarray]) -> list[np.ndarray]:
 
 def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarray], spec: MachineSpec,
             num_warps: int, device: DeviceAddresses, layout: AccessLayout, weight: float = 1.0, rank: int = 0,
-            phase: str | None = None) -> list:
+            phase: str | None = None, dot_operand: bool = False) -> list:
     """Per-warp address rows of every execution of one traced load / store / atomic (the trace comes in
     parts, one per chunk, so it is never copied whole). Returns the coalescing results of global accesses.
     rank and each record's execution index order the access within its program (the L2's stream); phase: the
@@ -520,7 +529,7 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
     per_record = rows.element.shape[0]
     results = []
     efficiency = _dram_run_efficiency(parts, numel, spec, device) if access == "load" else 1.0
-    if layout.axes != tuple(range(len(shape))):
+    if layout.axes != tuple(range(len(shape))) and not dot_operand:
         executions = sum(len(data) for data in parts) * weight
         rec.add(line, sampling.scale(_layout_change(numel * itemsize, num_warps, spec), executions, 0))
     for data, iteration in zip(parts, _iterations(parts)):

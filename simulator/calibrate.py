@@ -2,7 +2,8 @@
 
 Run on a machine with a CUDA GPU, torch and triton:  python -m simulator.calibrate [out.json]
 It prints, and writes as JSON, the values to put into that machine's spec table (presets.py):
-dram_efficiency (large copy), l2_bytes_per_s (L2-resident re-reads, L1 bypassed),
+dram_efficiency (large copy), l2_reread_bytes_per_s (L2-resident re-reads, L1 bypassed; for reference: the
+spec's l2_bytes_per_s is an async copy's, benchmarks/gpu/l2_bandwidth.py and l2_peaks),
 dram_chase_cycles and l2_chase_cycles (pointer chases through DRAM and through L2, for reference),
 launch_overhead_s (an empty kernel timed like a user would), barrier_cycles (back-to-back
 barriers of 4 warps), tensor_efficiency (large bf16 GEMM) and atomic_serial_cycles (atomics to one
@@ -98,7 +99,7 @@ def measure(clock_hz: float | None = None) -> dict[str, float]:
             nblocks = src.numel() // block
             seconds = timed(lambda: reread[(grid,)](src, dst, nblocks, REPS=reps, BLOCK=block, num_warps=warps))
             best = max(best, grid * reps * block * 4 / seconds)
-        return {"l2_bytes_per_s": best}
+        return {"l2_reread_bytes_per_s": best}
 
     def latency(region_bytes, flush, steps=4096):
         n = region_bytes // 8
@@ -261,6 +262,23 @@ def fit_atomics(points: list[dict], units: int, clock_hz: float, l2_bytes: int, 
     return {key: round(value, 1) if isinstance(value, float) else value for key, value in fitted.items()}
 
 
+def l2_peaks(points: list[dict]) -> dict[str, float]:
+    """The highest rate benchmarks/gpu/l2_bandwidth.py measured for each way of reading the L2: plain .cg loads
+    ("cg"), loads a pipelined loop copies asynchronously ("staged"), and a dot's operand tiles read by every program
+    on its own ("dot_own"), by 2-4 programs at once ("dot_shared_2_4") and by 8-16 ("dot_shared_8_16")."""
+    def group(p: dict) -> str:
+        if p["kind"] != "dot":
+            return p["kind"]
+        share = p.get("share", 1)
+        return "dot_own" if share == 1 else "dot_shared_2_4" if share <= 4 else "dot_shared_8_16"
+
+    peaks: dict[str, float] = {}
+    for p in points:
+        if "bytes_per_s" in p:
+            peaks[group(p)] = max(peaks.get(group(p), 0.0), p["bytes_per_s"])
+    return peaks
+
+
 def fit_curve(points: list[dict[str, float]], units: int, clock_hz: float) -> dict[str, float]:
     """Round-trip parameters from concurrency_curve's points, per source ("dram", "l2"): the unloaded round trip
     L (cycles), the bandwidth B and the exponent p of round = (L^p + (units x in_flight / B)^p)^(1/p) that fit the
@@ -296,7 +314,7 @@ def derive(raw: dict[str, float], dram_peak: float, tensor_peak: float) -> dict[
     spec = {}
     if "dram_copy_bytes_per_s" in raw:
         spec["dram_efficiency"] = raw["dram_copy_bytes_per_s"] / dram_peak
-    for key in ("l2_bytes_per_s", "launch_overhead_s", "barrier_cycles"):
+    for key in ("launch_overhead_s", "barrier_cycles"):
         if key in raw:
             spec[key] = raw[key]
     if "bf16_gemm_flops" in raw:

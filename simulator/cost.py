@@ -16,8 +16,10 @@ on one unit, in cycles (per-program counts are launch totals / programs):
              lie MN-major in memory, transposed through registers into shared memory at every execution
     l1       b * lines / l1_lines_per_clk; lines = the 128-B lines each global load request touches (stores pass
              through to the L2, whose term they load)
-    l2       b * ((sectors - L1 hits) * sector_bytes + P * (l2_bytes_per_s / l2_partial_writes_per_s - sector_bytes)
-             + spill bytes) / (l2_bytes_per_s / clock / active_units); P = store sectors written only in part
+    l2       b * ((sectors - L1 hits - M) * sector_bytes + P * (l2_bytes_per_s / l2_partial_writes_per_s
+             - sector_bytes) + spill bytes) / (l2_bytes_per_s / clock / active_units) + b * M * sector_bytes /
+             (l2_load_bytes_per_s / clock / active_units); P = store sectors written only in part, M = the L1 misses
+             of loads that are not copied asynchronously by a software-pipelined loop (they pass through the L1)
     dram     b * dram_bytes / (dram_bytes_per_s * dram_efficiency / clock / active_units)
     latency  one program's own path: per memory phase (Counters.phase_rounds: the loads of one loop, the
              iterations a GPU build keeps in flight, the round trips an iteration waits for), rounds x
@@ -249,8 +251,14 @@ class _PerProgram:
         # a store that writes part of a sector ties the L2 up as long as l2_bytes_per_s / l2_partial_writes_per_s
         # bytes of whole sectors would
         partial_extra = max(0.0, spec.l2_bytes_per_s / spec.l2_partial_writes_per_s - spec.sector_bytes)
-        self.l2_bytes = ((counters.global_sectors - counters.l1_hit_sectors) * spec.sector_bytes
-                         + counters.store_partial_sectors * partial_extra) / n + self.spill_bytes
+        moved = (counters.global_sectors - counters.l1_hit_sectors) * spec.sector_bytes / n
+        # loads a loop copies asynchronously bypass the L1 (at l2_bytes_per_s); the other loads' misses come
+        # through it, at l2_load_bytes_per_s
+        copied = sum(phase.rounds * phase.bytes for phase in self.phases if phase.depth)
+        self.l2_load_bytes = max(0.0, counters.load_sectors * spec.sector_bytes / n - copied
+                                 - counters.l1_hit_sectors * spec.sector_bytes / n)
+        self.l2_bytes = (moved - self.l2_load_bytes + counters.store_partial_sectors * partial_extra / n
+                         + self.spill_bytes)
         self.dram_bytes = (counters.dram_bytes + counters.dram_short_run_bytes) / n  # short runs waste bandwidth
         self.atomic_cycles = _atomic_cycles(counters, spec) / n  # GPU-wide, at the L2
         # the hottest line's requests, shared by the programs (a histogram's every program adds to its bins)
@@ -423,6 +431,7 @@ def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: in
     """Cycles of each component for one wave with `per_unit` programs on each of `units` units."""
     warps = per_unit * num_warps
     l2_per_clk = spec.l2_bytes_per_s / spec.clock_hz / units
+    l2_load_per_clk = spec.l2_load_bytes_per_s / spec.clock_hz / units
     dram_per_clk = spec.dram_bytes_per_s * spec.dram_efficiency / spec.clock_hz / units
     issue_rate = spec.issue_schedulers * min(1.0, warps / spec.issue_schedulers * spec.warp_issue_ipc)
     # spilled registers live in the unit's L1 while the resident programs' local memory fits beside their
@@ -438,7 +447,7 @@ def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: in
         "issue": max(per_unit * p.pipe_cycles, per_unit * p.instructions / issue_rate),
         "shared": per_unit * (p.wavefronts / spec.shared_wavefronts_per_clk + p.transpose_cycles),
         "l1": per_unit * p.l1_lines / spec.l1_lines_per_clk,
-        "l2": per_unit * p.l2_bytes / l2_per_clk,
+        "l2": per_unit * (p.l2_bytes / l2_per_clk + p.l2_load_bytes / l2_load_per_clk),
         "dram": per_unit * (p.dram_bytes + spill_dram) / dram_per_clk,
         "latency": p.critical_path(spec, per_unit, units) + spill_wait,
         "atomics": per_unit * (units * max(p.atomic_cycles, p.hot_line_cycles) + p.atomic_serial),

@@ -58,7 +58,11 @@ H200 = {
                  "the rest is written back after it (" + _L2_REUSE + ")"),
     "l2_line_bytes": (128, "H", "Nsight Compute: 128-B lines of four 32-B sectors"),
     "l2_ways": (16, "assumed", "associativity not published; 16-way with hashed set index"),
-    "l2_bytes_per_s": (9.9e12, "H", "16 MiB L2-resident re-read, L1 bypassed: 9.4-9.9 TB/s; " + _MEASURED),
+    "l2_bytes_per_s": (13.3e12, "H", "async copies of L2-resident dot operand tiles that 2-4 programs read at once, "
+                       "as a grouped matmul's programs share theirs (10.7 TB/s when each reads its own, 15.2 when "
+                       "8-16 share; plain .cg re-reads 10.0): benchmarks/gpu/l2_bandwidth.py -> simulator/data/"
+                       "h200_l2_bandwidth.json (2026-12), simulator.calibrate.l2_peaks; of the three peaks "
+                       "simulator/fit.py picks this one on the calibration groups"),
     "l2_partial_writes_per_s": (60e9, "H", "stores of 4-, 8- and 16-byte runs, each part of a 32-B sector: 36-71 G "
                                 "runs/s (median 60), where whole sectors go at the DRAM's 85 G/s "
                                 "(benchmarks/gpu/dram_runs.py, simulator/data/h200_dram_runs.json: "
@@ -82,8 +86,9 @@ H200 = {
                               "int8": 8192 * 1830 / 1980, "fp64": 256.0},
                              "H", "whitepaper dense rates; tensor peaks are quoted at 1,830 MHz, so the "
                              "per-clock rate at 1,980 MHz is scaled by 1830/1980"),
-    "tensor_efficiency": (0.7, "L", f"{_FITTED}; a bf16 8192^3 torch GEMM reaches 74-80 % of the peak, and under "
-                          "tensor load the SM clock falls to 1.6-1.8 GHz (ncu, simulator/data/h200_ncu.jsonl)"),
+    "tensor_efficiency": (0.8, "L", f"{_FITTED}; a bf16 8192^3 torch GEMM reaches 70-80 % of the peak (693-790 "
+                          "TFLOP/s), and under tensor load the SM clock falls to 1.6-1.8 GHz (ncu, "
+                          "simulator/data/h200_ncu.jsonl)"),
     "tensor_subcores": (4, "H", "4 tensor cores per SM; Triton's min(num_warps, 4) rule"),
     "fp32_flops_per_clk": (256.0, "H", "128 FP32 lanes x FMA"),
     "simt_lanes_per_clk": (dict(_HOPPER_PIPES), "M", f"{_GUIDE}; branch lanes assumed 64; memory = "
@@ -184,8 +189,10 @@ MTT_S5000 = {
     "l2_line_bytes": (128, "assumed", "not published; NVIDIA's 128-B lines"),
     "l2_ways": (16, "assumed", "not published; 16-way with hashed set index"),
     "l2_bytes_per_s": (6.4e12, "assumed", "4 x DRAM bandwidth (Triton perf model's ratio)"),
-    "l2_partial_writes_per_s": (6.4e12 * 60e9 / 9.9e12, "assumed", "the H200's share of l2_bytes_per_s"),
-    "l2_load_bytes_per_s": (6.4e12 * 6.6 / 9.9, "assumed", "the H200's share of l2_bytes_per_s"),
+    "l2_partial_writes_per_s": (6.4e12 * 60e9 / 9.9e12, "assumed", "the H200's ratio of partial-sector writes "
+                                "(60 G/s) to plain re-reads (9.9 TB/s)"),
+    "l2_load_bytes_per_s": (6.4e12 * 6.6 / 9.9, "assumed", "the H200's ratio of loads through the L1 "
+                            "(6.6 TB/s) to plain re-reads (9.9)"),
     "dram_bytes_per_s": (1.6e12, "H", "musaInfo 20,000 MHz x 640 bit"),
     "dram_efficiency": (0.885, "assumed", "H200's measured copy efficiency"),
     "dram_atom_bytes": (32, "assumed", "not measured; sector-sized DRAM fetches (research §3.1)"),
@@ -244,8 +251,10 @@ MTT_S4000 = {
     "l2_line_bytes": (128, "assumed", "not published"),
     "l2_ways": (16, "assumed", "not published"),
     "l2_bytes_per_s": (3.072e12, "assumed", "4 x DRAM bandwidth (Triton perf model's ratio)"),
-    "l2_partial_writes_per_s": (3.072e12 * 60e9 / 9.9e12, "assumed", "the H200's share of l2_bytes_per_s"),
-    "l2_load_bytes_per_s": (3.072e12 * 6.6 / 9.9, "assumed", "the H200's share of l2_bytes_per_s"),
+    "l2_partial_writes_per_s": (3.072e12 * 60e9 / 9.9e12, "assumed", "the H200's ratio of partial-sector writes "
+                                "(60 G/s) to plain re-reads (9.9 TB/s)"),
+    "l2_load_bytes_per_s": (3.072e12 * 6.6 / 9.9, "assumed", "the H200's ratio of loads through the L1 "
+                            "(6.6 TB/s) to plain re-reads (9.9)"),
     "dram_bytes_per_s": (768e9, "M", "press: 48 GB GDDR6, 384-bit, 768 GB/s"),
     "dram_efficiency": (0.885, "assumed", "H200's measured copy efficiency"),
     "dram_atom_bytes": (32, "assumed", "not measured"),
