@@ -196,12 +196,13 @@ def live_profile(func, copies: dict | None = None) -> list[tuple[int, float, flo
                     break
             entry[2] = max(entry[2], last)
     writes = sorted(order[id(op)] for op in func.walk() if op.name in _WRITES)  # positions loads may not pass
-    staged = _staged_operands(func) | _streamed_values(func, order, loops, writes)
+    operands = _staged_operands(func)
+    staged = operands | _streamed_values(func, order, loops, writes)
     mma = _accumulator_values(func, staged)
     data = _integer_data(func)
     _hoist_addresses(func, loops, spans, ranges)
     _hoist_loads(func, order, ranges, writes)
-    addresses = _address_bytes(func)
+    addresses = _address_bytes(func, operands)
     events = []
     for value, first, last in ranges.values():
         size = 0.0 if id(value) in staged else _register_weight(value.type, id(value) in data, addresses.get(id(value)))
@@ -372,9 +373,12 @@ def _hoist_loads(func, order: dict[int, int], ranges: dict[int, list], writes: l
             ready[id(result)] = earliest
 
 
-def _address_bytes(func) -> dict[int, float]:
+def _address_bytes(func, staged: set[int] = frozenset()) -> dict[int, float]:
     """Register bytes per element of each pointer tile a load or store reads: a 32-bit offset per vector the access
-    moves, widened onto the 64-bit base where used, and a whole 64-bit address per vector for a pointer tile a loop
+    moves, widened onto the 64-bit base where used (a dot operand tile that runs contiguously along another dim than
+    its last, in `staged` (_staged_operands): copied 16 bytes a vector along that dim, as a K-major B is; Triton's
+    A @ W^T of bf16 over 64 x 256 tiles on 2 warps takes 251 registers where counting one offset an element gives
+    405), and a whole 64-bit address per vector for a pointer tile a loop
     carries to a load an async copy cannot move (each thread advances its own and loads through registers; with
     async copies Triton's counts fit the offset better). An integer offset tile that the pointers of two or more
     accesses add (a row's load and its store) in straight-line code is computed once and kept from the first to
@@ -387,6 +391,8 @@ def _address_bytes(func) -> dict[int, float]:
     for op in _accesses(func):
         pointer = op.operands[0]
         vector = int(op.attrs.get("vector", 4))
+        if op.attrs.get("strided") and op.name == OP.TILE_LOAD and id(op.results[0]) in staged:
+            vector = max(vector, 16 // max(1, op.results[0].type.dtype.itemsize))
         vectors[id(pointer)] = max(vectors.get(id(pointer), 1), vector)
         if op.name == OP.TILE_LOAD and not _async_copyable(op.attrs, op.results[0].type.dtype.itemsize):
             narrow.add(id(pointer))

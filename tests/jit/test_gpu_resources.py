@@ -263,6 +263,40 @@ def test_dot_operands_an_async_copy_cannot_move_are_loaded_through_registers_int
 
 
 @jit
+def strided_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_bk, stride_bn, BM: tl.constexpr, BN: tl.constexpr,
+                          BK: tl.constexpr):
+    """C = A @ B with B's strides given: [K, N] row-major (stride_bn 1), or a linear layer's [N, K] weight."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * stride_bk + rn[None, :] * stride_bn)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+def test_a_k_major_dot_operand_keeps_an_address_per_vector_not_per_element():
+    # a K-major B (W stored [N, K]) runs contiguously down its columns: Triton copies it 16 bytes at a time along K,
+    # as it does a row-major B along N (A @ W^T of bf16 over 64 x 256 tiles on 2 warps: 251 registers,
+    # simulator/data/h200_compile_facts.jsonl), so its pointer tile costs what the row-major one does
+    m, n, k, bm, bn, bk = 64, 96, 256, 32, 32, 128
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    w = rng.standard_normal((n, k)).astype(np.float16)
+    live = {}
+    for name, b, strides in (("row-major", np.ascontiguousarray(w.T), (n, 1)), ("k-major", w, (1, k))):
+        c = np.empty((m, n), np.float32)
+        args, constexprs, grid = (a, b, c, m, n, k, *strides), {"BM": bm, "BN": bn, "BK": bk}, (m // bm, n // bn)
+        strided_matmul_kernel[grid](*args, **constexprs)
+        np.testing.assert_allclose(c, a.astype(np.float32) @ w.T.astype(np.float32), rtol=2e-2, atol=2e-2)
+        compiled = bind(strided_matmul_kernel, args, constexprs, grid).compiled()
+        live[name] = gpu_resources.register_bytes(parse_function(compiled.asm["ir"]))
+    assert abs(live["k-major"] - live["row-major"]) < bk * bn  # one 4-byte offset an element would add 4 x bk x bn
+
+
+@jit
 def two_dot_kernel(a_ptr, b_ptr, c_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
                    CHAIN: tl.constexpr, PRECISION: tl.constexpr):
     """out = a @ b, or (a @ b) @ c with the first product fed to the second dot from registers (attention's P @ V)."""

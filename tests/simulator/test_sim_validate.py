@@ -105,7 +105,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.844, 0.0, 0.079, 0.184),
+    ("holdout", 10, 0.844, 0.0, 0.101, 0.18),
     ("holdout2", 11, 0.679, 0.077, 0.11, 0.099),
     ("holdout3", 10, 0.76, 0.0, 0.201, 0.176),
     ("holdout4", 10, 0.831, 0.0, 0.129, 0.144),
@@ -113,9 +113,9 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout6", 10, 0.692, 0.044, 0.385, 0.121),
     ("holdout7", 10, 0.677, 0.074, 0.22, 0.177),
     ("holdout8", 10, 0.813, 0.037, 0.117, 0.221),
-    ("holdout9", 10, 0.744, 0.0, 0.131, 0.14),
+    ("holdout9", 10, 0.744, 0.0, 0.131, 0.155),
     ("holdout10", 10, 0.646, 0.023, 0.262, 0.161),
-    ("holdout11", 10, 0.758, 0.032, 0.177, 0.167),
+    ("holdout11", 10, 0.766, 0.032, 0.177, 0.167),
     ("holdout12", 10, 0.651, 0.133, 0.84, 0.222),
     ("holdout13", 10, 0.865, 0.052, 0.197, 0.24),
     ("holdout14", 10, 0.873, 0.092, 0.415, 0.172),
@@ -156,8 +156,8 @@ def test_four_held_out_sets_meet_every_threshold():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout4", "holdout8", "holdout13"}
-    pooled = validate.summary(scores)  # README: the 147 groups pooled score 0.77 (0.41) / 4.0 % / 29 % / 17 %
-    assert len(scores) == 147 and pooled["rho"] >= 0.769 and pooled["rho_p10"] >= 0.407
+    pooled = validate.summary(scores)  # README: the 147 groups pooled score 0.77 (0.42) / 4.1 % / 29 % / 17 %
+    assert len(scores) == 147 and pooled["rho"] >= 0.77 and pooled["rho_p10"] >= 0.415
     assert pooled["regret"] <= 0.041 and pooled["regret_p90"] <= 0.293 and pooled["mape"] <= 0.169
 
 
@@ -378,8 +378,8 @@ def test_the_readme_figures_hold_on_the_register_estimate():
     median = {split: np.median(values) for split, values in errors.items()}
     assert {split: len(values) for split, values in errors.items()} == {
         "calibration": 392, "validation": 670, "held out": 2203}
-    assert median["calibration"] <= 0.121 and median["validation"] <= 0.133 and median["held out"] <= 0.181
-    assert np.percentile(errors["held out"], 90) <= 0.445
+    assert median["calibration"] <= 0.121 and median["validation"] <= 0.129 and median["held out"] <= 0.178
+    assert np.percentile(errors["held out"], 90) <= 0.438
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
