@@ -264,12 +264,16 @@ def fit_atomics(points: list[dict], units: int, clock_hz: float, l2_bytes: int, 
 
 def l2_peaks(points: list[dict]) -> dict[str, float]:
     """The highest rate benchmarks/gpu/l2_bandwidth.py measured for each way of reading the L2: plain .cg loads
-    ("cg"), loads a pipelined loop copies asynchronously ("staged"), and a dot's operand tiles read by every program
-    on its own ("dot_own"), by 2-4 programs at once ("dot_shared_2_4") and by 8-16 ("dot_shared_8_16")."""
+    ("cg"), loads a pipelined loop copies asynchronously ("staged"), plain loads through the L1 that every program
+    makes of its own blocks ("ld_own") or that 4-16 programs make of the same block at once ("ld_shared"), and a dot's
+    operand tiles read by every program on its own ("dot_own"), by 2-4 programs at once ("dot_shared_2_4") and by
+    8-16 ("dot_shared_8_16")."""
     def group(p: dict) -> str:
+        share = p.get("share", 1)
+        if p["kind"] == "ld":
+            return "ld_own" if share == 1 else "ld_shared"
         if p["kind"] != "dot":
             return p["kind"]
-        share = p.get("share", 1)
         return "dot_own" if share == 1 else "dot_shared_2_4" if share <= 4 else "dot_shared_8_16"
 
     peaks: dict[str, float] = {}

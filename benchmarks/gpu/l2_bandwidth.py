@@ -1,11 +1,13 @@
 """How fast the L2 feeds the SMs when loads bypass the L1: the bandwidth the cost model's L2 terms divide by.
 
-Run on the GPU machine:  python benchmarks/gpu/l2_bandwidth.py OUT.json
+Run on the GPU machine:  python benchmarks/gpu/l2_bandwidth.py OUT.json [KIND ...]   (default: every kind)
 simulator.calibrate's `reread` (plain .cg loads, one round in flight a program) peaks near 9.9 TB/s, yet the
 sweep's large Triton matmuls move 11-12 TB/s of A and B tiles from the L2 (their async copies keep several
 k-steps in flight). So three access patterns over an L2-resident buffer, each at many programs per unit, warps and
 depths:
 - `cg`: plain loads with the .cg modifier, UNROLL independent rounds in flight (calibrate's reread, deeper);
+- `ld`: plain loads through the L1 (no modifier), UNROLL rounds in flight, `share` consecutive programs reading the
+  same block at the same step (a GQA decode's query heads share their KV head's blocks so);
 - `staged`: the same loads in a tl.range(num_stages=S) loop, which Triton turns into async copies to shared memory;
 - `dot`: a matmul's loop with little arithmetic: acc += A[BM, BK] @ B[BK, 16], tiles walked over the buffer,
   software-pipelined (num_stages), the pattern whose bandwidth the matmuls reach; `share` consecutive programs
@@ -19,7 +21,7 @@ import json
 import sys
 
 
-def measure() -> dict:
+def measure(kinds: frozenset[str] = frozenset({"cg", "ld", "staged", "dot"})) -> dict:
     import torch
     import triton
     import triton.language as tl
@@ -33,6 +35,17 @@ def measure() -> dict:
             for u in tl.static_range(UNROLL):
                 block = (pid + (r * UNROLL + u) * grid) % span_blocks
                 acc += tl.load(src + block.to(tl.int64) * BLOCK + tl.arange(0, BLOCK), cache_modifier=".cg")
+        tl.store(dst + pid * BLOCK + tl.arange(0, BLOCK), acc)
+
+    @triton.jit
+    def ld(src, dst, rounds, span_blocks, share, BLOCK: tl.constexpr, UNROLL: tl.constexpr):
+        pid = tl.program_id(0)
+        groups = tl.num_programs(0) // share
+        acc = tl.zeros([BLOCK], tl.float32)
+        for r in range(rounds):
+            for u in tl.static_range(UNROLL):
+                block = (pid // share + (r * UNROLL + u) * groups) % span_blocks
+                acc += tl.load(src + block.to(tl.int64) * BLOCK + tl.arange(0, BLOCK))
         tl.store(dst + pid * BLOCK + tl.arange(0, BLOCK), acc)
 
     @triton.jit
@@ -80,6 +93,8 @@ def measure() -> dict:
     points = []
 
     def record(kind, fn, moved, **config):
+        if kind not in kinds:
+            return
         try:
             seconds = timed(fn)
         except Exception as exc:  # noqa: BLE001 - one failing config is reported, the rest still run
@@ -104,6 +119,13 @@ def measure() -> dict:
                                                      num_warps=warps),
                            grid * rounds * unroll * block * 4, mib=mib, warps=warps, block=block, per_unit=per_unit,
                            depth=unroll)
+                for unroll in (1, 2, 4):
+                    for share in (1, 4, 16):
+                        rounds = max(1, target // (grid * block * 4 * unroll))
+                        record("ld", lambda: ld[(grid,)](src, dst, rounds, span // block, share, BLOCK=block,
+                                                         UNROLL=unroll, num_warps=warps),
+                               grid * rounds * unroll * block * 4, mib=mib, warps=warps, block=block,
+                               per_unit=per_unit, depth=unroll, share=share)
                 for stages in (3, 4):
                     rounds = max(1, target // (grid * block * 4))
                     record("staged", lambda: staged[(grid,)](src, dst, rounds, span // block, BLOCK=block,
@@ -133,9 +155,9 @@ def measure() -> dict:
 
 
 def main(argv: list[str]) -> int:
-    result = measure()
+    result = measure(frozenset(argv[1:]) or frozenset({"cg", "ld", "staged", "dot"}))
     done = [p for p in result["points"] if "bytes_per_s" in p]
-    for kind in ("cg", "staged", "dot"):
+    for kind in ("cg", "ld", "staged", "dot"):
         best = max((p for p in done if p["kind"] == kind), key=lambda p: p["bytes_per_s"], default=None)
         if best:
             print(f"best {kind}: {best['bytes_per_s'] / 1e12:.2f} TB/s {best}")
