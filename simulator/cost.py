@@ -251,14 +251,13 @@ class _PerProgram:
         # a store that writes part of a sector ties the L2 up as long as l2_bytes_per_s / l2_partial_writes_per_s
         # bytes of whole sectors would
         partial_extra = max(0.0, spec.l2_bytes_per_s / spec.l2_partial_writes_per_s - spec.sector_bytes)
-        moved = (counters.global_sectors - counters.l1_hit_sectors) * spec.sector_bytes / n
         # loads a loop copies asynchronously bypass the L1 (at l2_bytes_per_s); the other loads' misses come
         # through it, at l2_load_bytes_per_s
+        missed = (counters.load_sectors - counters.l1_hit_sectors) * spec.sector_bytes / n
         copied = sum(phase.rounds * phase.bytes for phase in self.phases if phase.depth)
-        self.l2_load_bytes = max(0.0, counters.load_sectors * spec.sector_bytes / n - copied
-                                 - counters.l1_hit_sectors * spec.sector_bytes / n)
-        self.l2_bytes = (moved - self.l2_load_bytes + counters.store_partial_sectors * partial_extra / n
-                         + self.spill_bytes)
+        self.l2_load_bytes = max(0.0, missed - copied)
+        self.l2_bytes = ((counters.global_sectors - counters.l1_hit_sectors) * spec.sector_bytes / n
+                         - self.l2_load_bytes + counters.store_partial_sectors * partial_extra / n + self.spill_bytes)
         self.dram_bytes = (counters.dram_bytes + counters.dram_short_run_bytes) / n  # short runs waste bandwidth
         self.atomic_cycles = _atomic_cycles(counters, spec) / n  # GPU-wide, at the L2
         # the hottest line's requests, shared by the programs (a histogram's every program adds to its bins)
