@@ -21,6 +21,22 @@ import json
 import sys
 
 
+def seconds_per_call(fn, iters: int = 50) -> float:
+    """Seconds per call of `fn` (after one warm-up call), timed with CUDA events and no cache flush between calls
+    (do_bench flushes the L2, which an L2-resident measurement must not)."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iters):
+        fn()
+    stop.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(stop) * 1e-3 / iters
+
+
 def measure(clock_hz: float | None = None) -> dict[str, float]:
     """Run every microbenchmark; a failing one is reported as an error string, not raised."""
     import torch
@@ -65,18 +81,6 @@ def measure(clock_hz: float | None = None) -> dict[str, float]:
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         tl.atomic_add(dst + (offs % spread), 1.0, mask=offs < n)
 
-    def timed(fn, iters=50):
-        """Seconds per call with CUDA events and no cache flush between calls (do_bench flushes L2)."""
-        fn()
-        torch.cuda.synchronize()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iters):
-            fn()
-        stop.record()
-        torch.cuda.synchronize()
-        return start.elapsed_time(stop) * 1e-3 / iters
-
     def run(name, fn):
         try:
             out.update(fn())
@@ -97,7 +101,8 @@ def measure(clock_hz: float | None = None) -> dict[str, float]:
             reps, grid = 256, units * per_unit
             dst = torch.empty(grid * block, device="cuda")
             nblocks = src.numel() // block
-            seconds = timed(lambda: reread[(grid,)](src, dst, nblocks, REPS=reps, BLOCK=block, num_warps=warps))
+            seconds = seconds_per_call(lambda: reread[(grid,)](src, dst, nblocks, REPS=reps, BLOCK=block,
+                                                               num_warps=warps))
             best = max(best, grid * reps * block * 4 / seconds)
         return {"l2_reread_bytes_per_s": best}
 
@@ -109,7 +114,7 @@ def measure(clock_hz: float | None = None) -> dict[str, float]:
         nxt[slots] = torch.roll(slots, -1)
         dst = torch.zeros(1, dtype=torch.int64, device="cuda")
         call = lambda: chase[(1,)](nxt, dst, STEPS=steps, num_warps=1)  # noqa: E731
-        seconds = do_bench(call, warmup=3, rep=50) * 1e-3 if flush else timed(call, iters=20)
+        seconds = do_bench(call, warmup=3, rep=50) * 1e-3 if flush else seconds_per_call(call, iters=20)
         return seconds / steps * clock
 
     run("dram", dram)
@@ -142,7 +147,7 @@ def measure(clock_hz: float | None = None) -> dict[str, float]:
     def barrier():
         dst = torch.empty(1, device="cuda")
         steps = 1 << 16
-        seconds = timed(lambda: barriers[(1,)](dst, STEPS=steps, num_warps=4), iters=10)
+        seconds = seconds_per_call(lambda: barriers[(1,)](dst, STEPS=steps, num_warps=4), iters=10)
         return {"barrier_cycles": seconds / steps * clock}
 
     run("launch", launch)

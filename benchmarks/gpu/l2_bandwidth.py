@@ -18,7 +18,12 @@ Each is timed with CUDA events over back-to-back calls (no flush: the buffer sta
 from __future__ import annotations
 
 import json
+import pathlib
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parents[2]))
+
+from simulator.calibrate import seconds_per_call  # noqa: E402
 
 
 def measure(kinds: frozenset[str] = frozenset({"cg", "ld", "staged", "dot"})) -> dict:
@@ -79,24 +84,13 @@ def measure(kinds: frozenset[str] = frozenset({"cg", "ld", "staged", "dot"})) ->
     props = torch.cuda.get_device_properties(0)
     units = props.multi_processor_count
 
-    def timed(fn, iters=20):
-        fn()
-        torch.cuda.synchronize()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iters):
-            fn()
-        stop.record()
-        torch.cuda.synchronize()
-        return start.elapsed_time(stop) * 1e-3 / iters
-
     points = []
 
     def record(kind, fn, moved, **config):
         if kind not in kinds:
             return
         try:
-            seconds = timed(fn)
+            seconds = seconds_per_call(fn, iters=20)
         except Exception as exc:  # noqa: BLE001 - one failing config is reported, the rest still run
             points.append({"kind": kind, **config, "error": repr(exc)[:300]})
             return
