@@ -288,6 +288,19 @@ def l2_peaks(points: list[dict]) -> dict[str, float]:
     return peaks
 
 
+def program_starts(points: list[dict], smallest: int = 1 << 16) -> dict[tuple[str, int], float]:
+    """Seconds the GPU takes per program started, per (kernel, num_warps) that benchmarks/gpu/dispatch_rate.py
+    launched: the least-squares slope of time over grids of `smallest` programs and more, where the launch's fixed
+    cost no longer dominates."""
+    import numpy as np
+
+    slopes = {}
+    for key in sorted({(p["kernel"], p["num_warps"]) for p in points}):
+        chosen = [p for p in points if (p["kernel"], p["num_warps"]) == key and p["programs"] >= smallest]
+        slopes[key] = float(np.polyfit([p["programs"] for p in chosen], [p["seconds"] for p in chosen], 1)[0])
+    return slopes
+
+
 def fit_curve(points: list[dict[str, float]], units: int, clock_hz: float) -> dict[str, float]:
     """Round-trip parameters from concurrency_curve's points, per source ("dram", "l2"): the unloaded round trip
     L (cycles), the bandwidth B and the exponent p of round = (L^p + (units x in_flight / B)^p)^(1/p) that fit the

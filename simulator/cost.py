@@ -47,7 +47,8 @@ where A = b * num_warps resident warps and I counts warp instructions (memory on
 thread that needs more registers than its budget (the per-thread maximum, or the program's share of
 the unit's registers) spills the rest: each spilled register costs spill_traffic local-memory
 stores and reloads per iteration, on the memory pipe and through L2. T_wave = max + alpha * (sum -
-max); the kernel takes launch_overhead_s + sum over waves / clock_hz, and at least
+max); the kernel takes launch_overhead_s + sum over waves / clock_hz, and at least programs x
+program_start_cycles / units (the block scheduler starts programs at a fixed rate: "dispatch"), at least
 atomic_max_multiplicity * atomic_serial_cycles (one hot address serialises the whole grid) and
 atomic_hot_line_requests * atomic_line_cycles (one line serves its requests one after another). When the
 programs' work varies along the grid's first dim (Counters.row_work: causal attention, a paged decode's
@@ -71,7 +72,7 @@ from simulator.occupancy import Occupancy, Waves, occupancy, register_budget, wa
 from simulator.specs import OPERAND_BYTES, SIMT_DOT_TYPES, MachineSpec, ceil_div, current_spec
 
 COMPONENTS = ("tensor", "issue", "shared", "l1", "l2", "dram", "latency", "atomics")
-BOUNDS = COMPONENTS + ("launch",)
+BOUNDS = COMPONENTS + ("dispatch", "launch")
 _FIXED_POINT_STEPS = 20  # a pipelined phase's bytes in flight settle within a few steps (_Phase.pipelined)
 
 
@@ -173,8 +174,11 @@ def estimate(counters: Counters, grid: int | tuple[int, ...] | None = None,
         start = scheduled
     contention = max(counters.atomic_max_multiplicity * spec.atomic_serial_cycles,
                      counters.atomic_hot_line_requests * spec.atomic_line_cycles) / spec.clock_hz
-    body = max(start, contention)
+    # the block scheduler starts programs at a fixed rate: a floor under grids of many short programs
+    dispatch = programs * spec.program_start_cycles / (spec.units * spec.clock_hz)
+    body = max(start, contention, dispatch)
     totals["atomics"] = max(totals["atomics"], contention)
+    totals["dispatch"] = dispatch
     totals["launch"] = spec.launch_overhead_s
     bound = max(BOUNDS, key=lambda name: totals[name])
     return Estimate(seconds=spec.launch_overhead_s + body, bound=bound, components=totals, occupancy=occ,

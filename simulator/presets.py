@@ -109,6 +109,10 @@ H200 = {
     "barrier_cycles": (20.0, "H", "back-to-back barriers of 4 warps: 20.3 cycles; " + _MEASURED),
     "launch_overhead_s": (4.5e-6, "M", "empty kernel 3.3-3.8 us with do_bench (measured); copy sizes imply "
                           "4-5 us fixed cost with ramp-up (research §2)"),
+    "program_start_cycles": (157.0, "H", "benchmarks/gpu/dispatch_rate.py: launches of 65,536-2,097,152 programs of "
+                             "1-16 warps that do nothing start one program every 0.601 ns GPU-wide (x 132 units x "
+                             "1.98 GHz = 157 cycles a unit), 32-warp ones every 0.68-0.98 ns; the sweeps' launches of "
+                             "131,072+ short programs sit on that floor (simulator/data/h200_dispatch_rate.json)"),
     "mma_async_min_m": (64, "H", "wgmma is m64nNk16 per warpgroup (PTX ISA); Triton uses it for M >= 64 and "
                         "num_warps % 4 == 0"),
     "mma_async_warps": (4, "H", "a warpgroup is 4 consecutive warps (PTX ISA)"),
@@ -212,6 +216,7 @@ MTT_S5000 = {
     "atomic_serial_cycles": (3.5, "assumed", "H200's measured value"),
     "barrier_cycles": (20.0, "assumed", "H200's measured value"),
     "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),
+    "program_start_cycles": (157.0, "assumed", "H200's measured cycles a unit per program started"),
     "mma_async_min_m": (64, "assumed", "MUSA's 4-warp 'warp squad' MMA assumed to need 64-row tiles like wgmma"),
     "mma_async_warps": (4, "L", "128-thread warp squads feed the tensor core engine"),
     "mma_kmajor_types": (("tf32", "fp8", "int8"), "assumed", "not published; the H200's (PTX) rule"),
@@ -272,6 +277,7 @@ MTT_S4000 = {
     "atomic_serial_cycles": (3.5, "assumed", "H200's measured value"),
     "barrier_cycles": (20.0, "assumed", "H200's measured value"),
     "launch_overhead_s": (5.0e-6, "assumed", "H200's measured ~4-5 us"),
+    "program_start_cycles": (157.0, "assumed", "H200's measured cycles a unit per program started"),
     "mma_async_min_m": (0, "assumed", "no asynchronous MMA path known on mp_22"),
     "mma_async_warps": (4, "L", "128-thread warp squads feed the tensor core engine"),
     "mma_kmajor_types": (("tf32", "fp8", "int8"), "assumed", "not published; the H200's (PTX) rule"),

@@ -112,6 +112,7 @@ class MachineSpec:
     atomic_serial_cycles: float
     barrier_cycles: float
     launch_overhead_s: float
+    program_start_cycles: float  # a unit's share of the block scheduler: cycles to start each program of a launch
     # per-warp issue and register spills
     warp_issue_ipc: float  # instructions one warp issues per clock on average (dependency stalls)
     spill_traffic: float  # local-memory round trips per spilled register per program

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simulator.calibrate import derive, fit_atomics, fit_curve, l2_peaks
+from simulator.calibrate import derive, fit_atomics, fit_curve, l2_peaks, program_starts
 from simulator.specs import get_spec
 
 DATA = Path(__file__).resolve().parents[2] / "simulator" / "data"
@@ -41,6 +41,24 @@ def test_h200_preset_carries_the_measurements():
     # tiles that concurrent programs share come faster than a program's own, and async copies beat plain loads
     assert peaks["dot_own"] < peaks["dot_shared_2_4"] < peaks["dot_shared_8_16"]
     assert max(peaks["cg"], peaks["staged"]) < peaks["dot_shared_2_4"] and peaks["ld_own"] < peaks["ld_shared"]
+
+
+def test_program_start_rate_is_the_measured_one():
+    """The block scheduler's cost per program is the slope benchmarks/gpu/dispatch_rate.py measured, the same
+    from 1 to 16 warps a program."""
+    h200 = get_spec("h200")
+    measured = json.loads((DATA / "h200_dispatch_rate.json").read_text())
+    slopes = program_starts(measured["points"])
+    for (_, warps), seconds in slopes.items():
+        if warps <= 16:
+            assert seconds * h200.units * h200.clock_hz == pytest.approx(h200.program_start_cycles, rel=0.01)
+    assert slopes["tiny", 32] > slopes["tiny", 16]  # 1,024-thread programs start slower, which the model leaves out
+
+
+def test_program_starts_recovers_a_known_slope():
+    points = [{"kernel": "k", "num_warps": 4, "programs": n, "seconds": 3e-6 + n * 0.5e-9} for n in (1 << 12, 1 << 16,
+                                                                                                  1 << 18, 1 << 20)]
+    assert program_starts(points)["k", 4] == pytest.approx(0.5e-9)
 
 
 def test_derive_skips_failed_measurements():

@@ -284,3 +284,17 @@ def test_a_warps_fenced_atomics_wait_for_each_other():
     relaxed = dataclasses.replace(many, atomic_fenced_requests=0, atomic_relaxed_ops=many.atomic_ops)
     unfenced = estimate(relaxed, 132, spec).components["latency"]
     assert unfenced < estimate(one, 132, spec).components["latency"] + extra / 10
+
+
+def test_many_short_programs_wait_for_the_block_scheduler():
+    """131,072 programs of 256 bytes each: the H200 starts one every 0.6 ns, which bounds the launch, not the bytes."""
+    h200 = get_spec("h200")
+    programs = 131072
+    result = estimate(copy_kernel(programs, bytes_per_program=256), programs, h200)
+    floor = programs * h200.program_start_cycles / (h200.units * h200.clock_hz)
+    assert result.bound == "dispatch"
+    assert result.components["dispatch"] == pytest.approx(floor)
+    assert result.seconds == pytest.approx(h200.launch_overhead_s + floor)
+    # the same bytes in 32x fewer, longer programs are bound by memory instead, and faster
+    fewer = estimate(copy_kernel(programs // 32, bytes_per_program=32 * 256), programs // 32, h200)
+    assert fewer.bound != "dispatch" and fewer.seconds < result.seconds
