@@ -374,8 +374,9 @@ def _hoist_loads(func, order: dict[int, int], ranges: dict[int, list], writes: l
 
 
 def _address_bytes(func, staged: set[int] = frozenset()) -> dict[int, float]:
-    """Register bytes per element of each pointer tile a load or store reads: a 32-bit offset per vector the access
-    moves, widened onto the 64-bit base where used (a dot operand tile that runs contiguously along another dim than
+    """Register bytes per element of each pointer tile a load or store reads: an offset per vector the access moves,
+    32-bit or, where the tile of offsets the access adds is 64-bit (`.to(tl.int64)` row offsets, a block pointer's),
+    64-bit, widened onto the 64-bit base where used (a dot operand tile that runs contiguously along another dim than
     its last, in `staged` (_staged_operands): copied 16 bytes a vector along that dim, as a K-major B is; Triton's
     A @ W^T of bf16 over 64 x 256 tiles on 2 warps takes 251 registers where counting one offset an element gives
     405), and a whole 64-bit address per vector for a pointer tile a loop
@@ -386,6 +387,7 @@ def _address_bytes(func, staged: set[int] = frozenset()) -> dict[int, float]:
     causally masked softmax over unaligned 1,500-wide bf16 rows, one element per access: 80 registers for 32
     elements a thread, h200_compile_facts.jsonl)."""
     vectors: dict[int, int] = {}
+    wide: set[int] = set()  # pointer and offset tiles whose offsets are 64-bit
     narrow: set[int] = set()  # pointer tiles of accesses an async copy cannot move
     sharing: dict[int, list] = {}  # id(offset tile) -> the accesses whose pointers add it
     for op in _accesses(func):
@@ -401,7 +403,9 @@ def _address_bytes(func, staged: set[int] = frozenset()) -> dict[int, float]:
             offset = id(source.operands[1])
             sharing.setdefault(offset, []).append(op)
             vectors[offset] = max(vectors.get(offset, 1), vector)
-    found = {key: 4.0 / vector for key, vector in vectors.items()
+            if source.operands[1].type.dtype.itemsize == 8:
+                wide.update((id(pointer), offset))
+    found = {key: (8.0 if key in wide else 4.0) / vector for key, vector in vectors.items()
              if key not in sharing or len(sharing[key]) > 1 and _straight_line(sharing[key])}
     for loop in func.walk():
         if loop.name == OP.SCF_FOR and loop.regions[0].terminator is not None:

@@ -108,10 +108,11 @@ def test_an_unrolled_stencils_loads_are_live_together(taps):
 
 
 @jit
-def row_softmax_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr, TRANSPOSED_OUT: tl.constexpr):
+def row_softmax_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr, TRANSPOSED_OUT: tl.constexpr,
+                       WIDE: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
-    offs = row * n_cols + cols
+    offs = (row.to(tl.int64) if WIDE else row) * n_cols + cols
     x = tl.load(x_ptr + offs, mask=cols < n_cols, other=-float("inf"))
     e = tl.exp(x - tl.max(x, axis=0))
     out = e / tl.sum(e, axis=0)
@@ -131,13 +132,33 @@ def test_offsets_a_load_and_its_store_share_are_kept_between_them(n_cols, vector
     sizes = {}
     for transposed in (False, True):
         out = np.empty((n_cols, rows) if transposed else (rows, n_cols), np.float32)
-        args, constexprs = (x, out, rows, n_cols), {"BLOCK": block, "TRANSPOSED_OUT": transposed, "num_warps": 2}
-        row_softmax_kernel[(rows,)](*args, **constexprs)
-        e = np.exp(x - x.max(axis=1, keepdims=True))
-        np.testing.assert_allclose(out.T if transposed else out, e / e.sum(axis=1, keepdims=True), rtol=1e-5)
-        compiled = bind(row_softmax_kernel, args, constexprs, (rows,)).compiled()
-        sizes[transposed] = gpu_resources.register_bytes(parse_function(compiled.asm["ir"]))
+        sizes[transposed] = _row_softmax_bytes(x, out, block, transposed=transposed, wide=False)
     assert sizes[False] - sizes[True] == block * 4 // vector
+
+
+def _row_softmax_bytes(x, out, block, transposed, wide):
+    """row_softmax_kernel's live register bytes, after checking what it computes."""
+    rows, n_cols = x.shape
+    args = (x, out, rows, n_cols)
+    constexprs = {"BLOCK": block, "TRANSPOSED_OUT": transposed, "WIDE": wide, "num_warps": 2}
+    row_softmax_kernel[(rows,)](*args, **constexprs)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out.T if transposed else out, e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+    compiled = bind(row_softmax_kernel, args, constexprs, (rows,)).compiled()
+    return gpu_resources.register_bytes(parse_function(compiled.asm["ir"]))
+
+
+@pytest.mark.parametrize("n_cols, vector", [(1500, 1), (2048, 4)])
+def test_64_bit_offsets_take_two_registers(n_cols, vector):
+    # `row.to(tl.int64) * n_cols + cols` keeps a 64-bit offset per vector (a block pointer's offsets are 64-bit too):
+    # Triton's block-pointer matmul over unaligned bf16 rows spills where 32-bit offsets would fit
+    # (holdout12, h200_compile_facts.jsonl)
+    block = 2048
+    x = np.random.default_rng(6).standard_normal((3, n_cols)).astype(np.float32)
+    narrow, wide = (_row_softmax_bytes(x, np.empty_like(x), block, transposed=False, wide=wide)
+                    for wide in (False, True))
+    # at the store, the kept offsets and the store's pointer tile are live together: 4 more bytes a vector each
+    assert wide - narrow == 2 * block * 4 // vector
 
 
 @jit
