@@ -12,10 +12,10 @@ from kernels._common import launch, random_array
 from kernels.registry import Case
 from kernels.tuning import tuned
 
-AUTOTUNE_CONFIGS = [
-    {"BLOCK": 128, "HALF": False, "num_warps": 4},
-    {"BLOCK": 256, "HALF": False, "num_warps": 4},
-    {"BLOCK": 256, "HALF": True, "num_warps": 4},
+AUTOTUNE_CONFIGS = [  # blocks wide enough that the bytes, not the starts of programs, bound the launches
+    {"BLOCK": 512, "HALF": False, "num_warps": 4},
+    {"BLOCK": 1024, "HALF": False, "num_warps": 4},
+    {"BLOCK": 1024, "HALF": True, "num_warps": 4},
 ]
 
 

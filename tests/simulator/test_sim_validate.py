@@ -99,28 +99,28 @@ def test_the_readme_figures_hold_on_the_validation_split():
     must update the README (and say why)."""
     total = _figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
-    assert total["rho"] >= 0.884 and total["regret"] <= 0.0 and total["regret_p90"] <= 0.114
+    assert total["rho"] >= 0.893 and total["regret"] <= 0.0 and total["regret_p90"] <= 0.114
     assert total["mape"] <= 0.145
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.844, 0.0, 0.101, 0.18),
+    ("holdout", 10, 0.829, 0.0, 0.101, 0.173),
     ("holdout2", 11, 0.679, 0.077, 0.11, 0.099),
     ("holdout3", 10, 0.76, 0.0, 0.201, 0.176),
     ("holdout4", 10, 0.831, 0.0, 0.129, 0.144),
-    ("holdout5", 10, 0.795, 0.047, 0.392, 0.195),
-    ("holdout6", 10, 0.692, 0.044, 0.385, 0.121),
-    ("holdout7", 10, 0.677, 0.074, 0.22, 0.177),
-    ("holdout8", 10, 0.813, 0.037, 0.117, 0.221),
-    ("holdout9", 10, 0.744, 0.0, 0.131, 0.155),
-    ("holdout10", 10, 0.646, 0.023, 0.262, 0.161),
-    ("holdout11", 10, 0.766, 0.032, 0.177, 0.167),
-    ("holdout12", 10, 0.651, 0.133, 0.84, 0.222),
-    ("holdout13", 10, 0.865, 0.052, 0.197, 0.24),
-    ("holdout14", 10, 0.873, 0.092, 0.415, 0.172),
-    ("holdout15", 6, 0.67, 0.109, 0.173, 0.248),
-    ("holdout16", 13, 0.87, 0.0, 0.208, 0.162),
+    ("holdout5", 10, 0.795, 0.047, 0.392, 0.161),
+    ("holdout6", 10, 0.697, 0.044, 0.385, 0.109),
+    ("holdout7", 10, 0.693, 0.047, 0.187, 0.164),
+    ("holdout8", 10, 0.827, 0.024, 0.067, 0.215),
+    ("holdout9", 10, 0.744, 0.0, 0.087, 0.155),
+    ("holdout10", 10, 0.651, 0.023, 0.262, 0.161),
+    ("holdout11", 10, 0.766, 0.059, 0.287, 0.167),
+    ("holdout12", 10, 0.665, 0.08, 0.244, 0.208),
+    ("holdout13", 10, 0.867, 0.052, 0.197, 0.24),
+    ("holdout14", 10, 0.873, 0.11, 0.415, 0.169),
+    ("holdout15", 6, 0.757, 0.109, 0.173, 0.191),
+    ("holdout16", 13, 0.881, 0.0, 0.208, 0.162),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -158,9 +158,9 @@ def test_five_held_out_sets_meet_every_threshold():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout4", "holdout8", "holdout13", "holdout16"}
-    pooled = validate.summary(scores)  # README: the 160 groups pooled score 0.78 (0.42) / 3.9 % / 29 % / 17 %
-    assert len(scores) == 160 and pooled["rho"] >= 0.784 and pooled["rho_p10"] >= 0.42
-    assert pooled["regret"] <= 0.04 and pooled["regret_p90"] <= 0.293 and pooled["mape"] <= 0.169
+    pooled = validate.summary(scores)  # README: the 160 groups pooled score 0.79 (0.42) / 3.3 % / 29 % / 16 %
+    assert len(scores) == 160 and pooled["rho"] >= 0.794 and pooled["rho_p10"] >= 0.42
+    assert pooled["regret"] <= 0.033 and pooled["regret_p90"] <= 0.287 and pooled["mape"] <= 0.164
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
@@ -174,7 +174,7 @@ def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds(
         scores += mine
     pooled = validate.summary(scores)
     assert len(scores) == 160 and validate.passes(pooled) and meet == 8
-    assert pooled["rho"] >= 0.817 and pooled["regret_p90"] <= 0.237 and pooled["mape"] <= 0.169
+    assert pooled["rho"] >= 0.819 and pooled["regret_p90"] <= 0.237 and pooled["mape"] <= 0.165
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
