@@ -85,8 +85,8 @@ def embedding_bag_kernel(table_ptr, indices_ptr, offsets_ptr, out_ptr, dim, BLOC
     for start in range(first, last, BLOCK_I):
         j = start + tl.arange(0, BLOCK_I)
         rows = tl.load(indices_ptr + j, mask=j < last, other=0).to(tl.int64)
-        tile = tl.load(table_ptr + rows[:, None] * dim + cols[None, :], mask=(j < last)[:, None] & (cols < dim)[None, :],
-                       other=0.0)
+        inside = (j < last)[:, None] & (cols < dim)[None, :]
+        tile = tl.load(table_ptr + rows[:, None] * dim + cols[None, :], mask=inside, other=0.0)
         acc += tl.sum(tile.to(tl.float32), axis=0)
     tl.store(out_ptr + bag.to(tl.int64) * dim + cols, acc.to(out_ptr.dtype.element_ty), mask=cols < dim)
 
