@@ -155,6 +155,15 @@ def _derived(value: Value, facts: _Facts, scale: int) -> tuple[int | None, int]:
         (step_a, div_a), (step_b, div_b) = (_axis_info(v, facts) for v in op.operands)
         known = step_b == 0 and step_a in (0, 1)
         return (step_a if known else (0 if flat else None)), (math.gcd(div_a, div_b) if known else 1)
+    if name == OP.ARITH_DIV and not value.type.dtype.is_floating():
+        # Triton's AxisInfo: a value equal along the dim divided by a power of two keeps its divisibility shifted
+        (step_a, div_a), (step_b, _) = (_axis_info(v, facts) for v in op.operands)
+        divisor = _constant(op.operands[1])
+        if divisor == 1:
+            return step_a, div_a
+        if step_a == 0 and divisor is not None and divisor > 0 and divisor & (divisor - 1) == 0:
+            return 0, max(1, div_a // divisor)
+        return (0 if flat or step_a == step_b == 0 else None), 1
     if name == OP.ARITH_MUL:
         (step_a, div_a), (step_b, div_b) = (_axis_info(v, facts) for v in op.operands)
         factor_a, factor_b = _constant(op.operands[0]), _constant(op.operands[1])

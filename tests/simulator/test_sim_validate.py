@@ -121,7 +121,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout14", 10, 0.873, 0.11, 0.415, 0.169),
     ("holdout15", 6, 0.757, 0.109, 0.173, 0.191),
     ("holdout16", 13, 0.881, 0.0, 0.208, 0.162),
-    ("holdout17", 10, 0.623, 0.013, 0.226, 0.329),
+    ("holdout17", 10, 0.743, 0.0, 0.226, 0.27),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -159,14 +159,14 @@ def test_five_held_out_sets_meet_every_threshold():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout4", "holdout8", "holdout13", "holdout16"}
-    pooled = validate.summary(scores)  # README: the 170 groups pooled score 0.79 (0.42) / 3.1 % / 28 % / 17 %
-    assert len(scores) == 170 and pooled["rho"] >= 0.792 and pooled["rho_p10"] >= 0.417
-    assert pooled["regret"] <= 0.031 and pooled["regret_p90"] <= 0.285 and pooled["mape"] <= 0.169
+    pooled = validate.summary(scores)  # README: the 170 groups pooled score 0.79 (0.42) / 3.0 % / 28 % / 17 %
+    assert len(scores) == 170 and pooled["rho"] >= 0.793 and pooled["rho_p10"] >= 0.417
+    assert pooled["regret"] <= 0.03 and pooled["regret_p90"] <= 0.285 and pooled["mape"] <= 0.166
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
     """README: scored with Triton's own register and spill counts in place of the estimate
-    (`python -m simulator.validate --compiled-registers`), the 170 held-out groups pooled pass every threshold and eight
+    (`python -m simulator.validate --compiled-registers`), the 170 held-out groups pooled pass every threshold and nine
     sets meet them (five with the estimate): the register estimate is the largest part of the held-out error."""
     scores, meet = [], 0
     for split, csv_name in validate.HELD_OUT.items():
@@ -174,8 +174,8 @@ def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds(
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
-    assert len(scores) == 170 and validate.passes(pooled) and meet == 8
-    assert pooled["rho"] >= 0.817 and pooled["regret_p90"] <= 0.23 and pooled["mape"] <= 0.166
+    assert len(scores) == 170 and validate.passes(pooled) and meet == 9
+    assert pooled["rho"] >= 0.819 and pooled["regret_p90"] <= 0.23 and pooled["mape"] <= 0.165
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
@@ -381,7 +381,7 @@ def test_the_readme_figures_hold_on_the_register_estimate():
     median = {split: np.median(values) for split, values in errors.items()}
     assert {split: len(values) for split, values in errors.items()} == {
         "calibration": 392, "validation": 670, "held out": 2596}
-    assert median["calibration"] <= 0.121 and median["validation"] <= 0.129 and median["held out"] <= 0.173
+    assert median["calibration"] <= 0.121 and median["validation"] <= 0.129 and median["held out"] <= 0.174
     assert np.percentile(errors["held out"], 90) <= 0.438
 
 
@@ -391,7 +391,7 @@ def test_the_readme_figures_hold_on_modeling_speed():
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
     assert len(seconds) == 4100
-    assert np.median(seconds) <= 0.191 and np.percentile(seconds, 90) <= 0.61 and max(seconds) <= 2.6
+    assert np.median(seconds) <= 0.193 and np.percentile(seconds, 90) <= 0.61 and max(seconds) <= 2.6
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():

@@ -43,6 +43,14 @@ def hinted_rows(x_ptr, out_ptr, stride, BLOCK: tl.constexpr, HINT: tl.constexpr)
 
 
 @jit
+def split_rows(x_ptr, out_ptr, n, SPLIT: tl.constexpr, BLOCK: tl.constexpr):
+    """A split-K program's slice: it starts at pid * (n // SPLIT)."""
+    start = tl.program_id(0) * (n // SPLIT)
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + start + offs))
+
+
+@jit
 def gather(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(x_ptr + tl.load(idx_ptr + offs)))
@@ -118,3 +126,11 @@ def test_a_block_pointers_unit_stride_is_known_through_the_loop_that_carries_it(
     assert _vectors(block_rows_sum, aligned, {"BLOCK_R": 64, "BLOCK_C": 64})[0] == 8
     unaligned = {"x": np.zeros(64 * 4100, np.float16), "out": out, "n_rows": 64, "n_cols": 4100}
     assert _vectors(block_rows_sum, unaligned, {"BLOCK_R": 64, "BLOCK_C": 64})[0] == 1
+
+
+@pytest.mark.parametrize("n, split, vector", [(4096, 4, 4), (4096, 8, 2), (4096, 3, 1), (4100, 4, 1)])
+def test_a_multiple_of_16_divided_by_a_power_of_two_keeps_what_is_left_of_its_alignment(n, split, vector):
+    # Triton's AxisInfo: 4096 is specialised as a multiple of 16, so n // 4 is one of 4 and n // 8 of 2 (fp32:
+    # 16 and 8 bytes); n // 3 is known to divide nothing, nor is n // 4 when n is not a multiple of 16
+    x, out = np.zeros(2 * n, np.float32), np.zeros(64, np.float32)
+    assert _vectors(split_rows, {"x": x, "out": out, "n": n}, {"SPLIT": split, "BLOCK": 64})[0] == vector
