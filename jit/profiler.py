@@ -738,11 +738,14 @@ def _dot(info: dict, execs: int, spec: MachineSpec, num_warps: int, operands: st
 def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int, mma_tiles: dict) -> Counters:
     """A reduction or scan. Over a tile shaped like a dot result the values sit in that dot's MMA layout
     (jit.mma_layout): the reduction crosses the warps its layout spreads along the axis, and copies of the tile
-    are reduced by their own warps."""
+    are reduced by their own warps. Otherwise it crosses the lanes and warps of the layout it inherits from the
+    load it reduces (the `split` jit.passes.assign_reduction_order records: a [4, 256] fp32 tile loaded 4 elements
+    a thread on 8 warps spreads its rows over 4 of them)."""
     shape = tuple(info["operands"][0][0])
     axis = int(info["attrs"]["axis"])
     tile = mma_tiles.get(shape) if len(shape) == 2 else None
-    along = tile.along(shape, axis) if tile else None
+    split = info["attrs"].get("split")
+    along = tile.along(shape, axis) if tile else (tuple(split[1:]) if split else None)
     dtype = parse_ir_type(info["operands"][0][1])
     numel = math.prod(shape)
     combine = info.get("combine", [])

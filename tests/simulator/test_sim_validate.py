@@ -99,29 +99,29 @@ def test_the_readme_figures_hold_on_the_validation_split():
     must update the README (and say why)."""
     total = _figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
-    assert total["rho"] >= 0.893 and total["regret"] <= 0.0 and total["regret_p90"] <= 0.114
+    assert total["rho"] >= 0.902 and total["regret"] <= 0.0 and total["regret_p90"] <= 0.114
     assert total["mape"] <= 0.145
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.829, 0.0, 0.101, 0.173),
-    ("holdout2", 11, 0.679, 0.077, 0.11, 0.099),
+    ("holdout", 10, 0.829, 0.0, 0.101, 0.174),
+    ("holdout2", 11, 0.679, 0.079, 0.165, 0.104),
     ("holdout3", 10, 0.76, 0.0, 0.201, 0.176),
     ("holdout4", 10, 0.831, 0.0, 0.129, 0.144),
     ("holdout5", 10, 0.795, 0.047, 0.392, 0.161),
-    ("holdout6", 10, 0.697, 0.044, 0.385, 0.109),
-    ("holdout7", 10, 0.693, 0.047, 0.187, 0.164),
-    ("holdout8", 10, 0.827, 0.024, 0.067, 0.215),
+    ("holdout6", 10, 0.774, 0.044, 0.385, 0.121),
+    ("holdout7", 10, 0.741, 0.015, 0.382, 0.176),
+    ("holdout8", 10, 0.862, 0.0, 0.067, 0.165),
     ("holdout9", 10, 0.744, 0.0, 0.087, 0.155),
-    ("holdout10", 10, 0.651, 0.023, 0.262, 0.161),
+    ("holdout10", 10, 0.651, 0.024, 0.262, 0.161),
     ("holdout11", 10, 0.766, 0.059, 0.287, 0.167),
-    ("holdout12", 10, 0.665, 0.08, 0.244, 0.208),
+    ("holdout12", 10, 0.657, 0.08, 0.244, 0.208),
     ("holdout13", 10, 0.867, 0.052, 0.197, 0.24),
     ("holdout14", 10, 0.873, 0.11, 0.415, 0.169),
-    ("holdout15", 6, 0.757, 0.109, 0.173, 0.191),
+    ("holdout15", 6, 0.757, 0.109, 0.173, 0.192),
     ("holdout16", 13, 0.881, 0.0, 0.208, 0.162),
-    ("holdout17", 10, 0.743, 0.0, 0.226, 0.27),
+    ("holdout17", 10, 0.743, 0.0, 0.102, 0.256),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -159,14 +159,14 @@ def test_five_held_out_sets_meet_every_threshold():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout4", "holdout8", "holdout13", "holdout16"}
-    pooled = validate.summary(scores)  # README: the 170 groups pooled score 0.79 (0.42) / 3.0 % / 28 % / 17 %
-    assert len(scores) == 170 and pooled["rho"] >= 0.793 and pooled["rho_p10"] >= 0.417
-    assert pooled["regret"] <= 0.03 and pooled["regret_p90"] <= 0.285 and pooled["mape"] <= 0.166
+    pooled = validate.summary(scores)  # README: the 170 groups pooled score 0.79 (0.44) / 2.6 % / 29 % / 16 %
+    assert len(scores) == 170 and pooled["rho"] >= 0.793 and pooled["rho_p10"] >= 0.438
+    assert pooled["regret"] <= 0.026 and pooled["regret_p90"] <= 0.287 and pooled["mape"] <= 0.163
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
     """README: scored with Triton's own register and spill counts in place of the estimate
-    (`python -m simulator.validate --compiled-registers`), the 170 held-out groups pooled pass every threshold and nine
+    (`python -m simulator.validate --compiled-registers`), the 170 held-out groups pooled pass every threshold and ten
     sets meet them (five with the estimate): the register estimate is the largest part of the held-out error."""
     scores, meet = [], 0
     for split, csv_name in validate.HELD_OUT.items():
@@ -174,8 +174,8 @@ def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds(
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
-    assert len(scores) == 170 and validate.passes(pooled) and meet == 9
-    assert pooled["rho"] >= 0.819 and pooled["regret_p90"] <= 0.23 and pooled["mape"] <= 0.165
+    assert len(scores) == 170 and validate.passes(pooled) and meet == 10
+    assert pooled["rho"] >= 0.832 and pooled["regret_p90"] <= 0.22 and pooled["mape"] <= 0.165
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
@@ -300,7 +300,7 @@ def test_the_readme_figures_hold_on_instruction_counts_against_the_machine_code(
         ratio = c.phase_instructions.get(key, 0) / rounds / warps / (loops[0]["instructions"] / copies)
         ratios.setdefault(family, []).append(ratio)
     median = {family: float(np.median(values)) for family, values in ratios.items()}
-    assert len(median) == 20 and sum(0.9 <= m <= 1.2 for m in median.values()) == 9
+    assert len(median) == 20 and sum(0.9 <= m <= 1.2 for m in median.values()) == 8
     assert median["holdout6_moe_combine"] <= 1.1 and 0.95 <= median["holdout_logsumexp"] <= 1.1
     assert median["holdout5_argmax"] <= 1.5 and median["holdout2_gemv"] <= 1.4
 
