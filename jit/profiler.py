@@ -427,7 +427,11 @@ def _static_counters(probes, live, counts, spec, file, num_warps, num_stages, pa
 class AccessLayout:
     """How a GPU build lays out one traced access: its tile, dims in memory order, elements per instruction, warp
     rows (one per instruction), and how many consecutive rows move one lane's run of contiguous elements (a run
-    narrowed to several instructions by what the compiler knows of alignment or the mask)."""
+    narrowed to several instructions by what the compiler knows of alignment or the mask). split: a store's run
+    rows reach the L2 one by one (Counters.store_split_sectors): on the H200 the SM merges a run of two
+    instructions, and a longer one of 4-byte elements that is all a thread stores of the tile, but no other
+    (benchmarks/gpu/streams.py: fills of 2^25 fp32 elements past an unaligned bound take 40-60 us at 4 a thread,
+    77-133 at 8-64, 32-44 aligned; of 2^26 bf16 on 16 warps, 48 us at 2 a thread, 43 aligned)."""
 
     shape: tuple[int, ...]
     itemsize: int
@@ -436,6 +440,7 @@ class AccessLayout:
     vector: int
     rows: object  # jit.layout.warp_rows of the view, split into `vector`-wide instructions
     run_rows: int = 1
+    split: bool = False
 
     @property
     def vector_bytes(self) -> int:
@@ -467,7 +472,9 @@ def _layout(info: dict, parts: list[np.ndarray], spec: MachineSpec, num_warps: i
         per_thread = min(per_thread, info["attrs"].get("size_per_thread", per_thread))
         vector = min(per_thread, info["attrs"].get("vector", per_thread))
     rows = warp_rows(default_layout(view, num_warps, spec.warp_size, per_thread))
-    return AccessLayout(shape, itemsize, axes, index, vector, rows.split(vector), max(1, per_thread // vector))
+    run_rows = max(1, per_thread // vector)
+    split = run_rows > 2 and (itemsize < 4 or numel > threads * per_thread)
+    return AccessLayout(shape, itemsize, axes, index, vector, rows.split(vector), run_rows, split)
 
 
 def _order_ranks(probes: list[dict], traced: list[int]) -> dict[int, int]:
@@ -556,7 +563,7 @@ def _memory(rec: LaunchCounters, line: LineKey, info: dict, parts: list[np.ndarr
         elif access == "store":
             results.append(rec.global_access(line, lanes, active, vector * itemsize, store=True,
                                              program_ids=program_ids, weight=weight, order=order,
-                                             merged_rows=layout.run_rows))
+                                             merged_rows=layout.run_rows, split=layout.split))
         else:
             rec.atomic_access(line, lanes, active, vector * itemsize, elements=vector,
                               fenced=info["attrs"].get("sem", "acq_rel") != "relaxed", program_ids=program_ids,

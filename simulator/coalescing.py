@@ -44,6 +44,7 @@ class GlobalAccess:
     sector_bytes: int
     sector_ids: np.ndarray
     partial_sectors: np.ndarray | None = None  # per partial_rows instructions, with count_partial
+    split_sectors: np.ndarray | None = None  # per partial_rows instructions, with count_split
 
     @property
     def total_requests(self) -> int:
@@ -88,6 +89,8 @@ class GlobalAccess:
             "masked_lanes": self.total_masked_lanes,
             **({"store_partial_sectors": int(self.partial_sectors.sum())}
                if kind == "store" and self.partial_sectors is not None else {}),
+            **({"store_split_sectors": int(self.split_sectors.sum())}
+               if kind == "store" and self.split_sectors is not None else {}),
         })
 
 
@@ -100,6 +103,7 @@ def coalesce(
     keep_sectors: bool = False,
     count_partial: bool = False,
     partial_rows: int = 1,
+    count_split: bool = False,
 ) -> GlobalAccess:
     """Requests, sectors, lines and lanes of warp memory instructions.
 
@@ -107,7 +111,9 @@ def coalesce(
     mask: bool of the same shape (or broadcastable), True = lane active; access_bytes: bytes
     each lane moves (element size x vector width). Geometry (sector, line, transaction lanes)
     comes from `spec` (default: the current machine); count_partial: also count the sectors that each
-    partial_rows consecutive instructions (which merge; the number must divide the rows) write only in part.
+    partial_rows consecutive instructions (which merge; the number must divide the rows) write only in part;
+    count_split: also the pieces of sectors that single instructions of those runs write in part and the run
+    completes (each one a write of its own where the hardware does not merge the run's instructions).
     """
     spec = current_spec(spec)
     if access_bytes <= 0:
@@ -137,8 +143,8 @@ def coalesce(
         requests = rows_active.any(axis=1).reshape(n, groups).sum(axis=1)
     active_lanes = active_counts(addr.shape, active)
     sector_ids = ordered[fresh] if keep_sectors else np.empty(0, dtype=np.int64)
-    partial = None
-    if count_partial:
+    partial = split = None
+    if count_partial or count_split:
         if n % partial_rows:
             raise ValueError(f"partial_rows {partial_rows} does not divide {n} instructions")
         def merged(a: np.ndarray) -> np.ndarray:  # each lane's instructions side by side
@@ -146,10 +152,15 @@ def coalesce(
 
         partial = _partial_sectors(merged(addr), None if active is None else merged(active), access_bytes,
                                    spec.sector_bytes, per_lane)
+        if count_split and partial_rows > 1:
+            pieces = _partial_sectors(addr, active, access_bytes, spec.sector_bytes, per_lane)
+            split = np.maximum(0, pieces.reshape(-1, partial_rows).sum(axis=1) - partial)
+        if not count_partial:
+            partial = None
     return GlobalAccess(
         requests=requests, sectors=sectors, lines=lines, active_lanes=active_lanes,
         masked_lanes=width - active_lanes, access_bytes=access_bytes, sector_bytes=spec.sector_bytes,
-        sector_ids=sector_ids, partial_sectors=partial,
+        sector_ids=sector_ids, partial_sectors=partial, split_sectors=split,
     )
 
 

@@ -54,6 +54,10 @@ class Counters:
       store_partial_sectors   sectors a store writes only part of (fewer bytes than the sector holds, after the
                               instructions that store one lane's contiguous run merge): the L2 merges each into the
                               sector's old bytes, at a rate of its own (MachineSpec.l2_partial_writes_per_s)
+      store_split_sectors     pieces of sectors that single store instructions write in part where the lane's
+                              next instructions complete them (one element an instruction past an unaligned bound)
+                              and the SM does not merge them first: each piece goes on as a write of its own
+                              (MachineSpec.split_pieces_per_clk)
       masked_lanes            lanes masked off in global loads and stores (inactive lanes)
       l1_hit_sectors          load sectors the unit's L1 served (they never reach the L2)
       l2_hits, l2_misses      sector accesses that hit / missed in the L2 model (loads and stores)
@@ -118,6 +122,7 @@ class Counters:
     store_bytes_requested: int = 0
     store_bytes_moved: int = 0
     store_partial_sectors: int = 0
+    store_split_sectors: int = 0
     masked_lanes: int = 0
     l1_hit_sectors: int = 0
     l2_hits: int = 0

@@ -85,14 +85,15 @@ class LaunchCounters:
     def global_access(self, line: LineKey, addresses: np.ndarray, mask: np.ndarray | None = None,
                       access_bytes: int = 4, *, store: bool = False, program_ids: np.ndarray | None = None,
                       weight: float = 1.0, order: np.ndarray | None = None, phase: str | None = None,
-                      dram_efficiency: float = 1.0, merged_rows: int = 1) -> GlobalAccess:
+                      dram_efficiency: float = 1.0, merged_rows: int = 1, split: bool = False) -> GlobalAccess:
         """A batch of global load (or store) warp instructions. program_ids and order: one per row, the program
         and the position in that program's execution (the L2 sees programs in launch order, each in its own
         order); phase: the memory phase the loads belong to (Counters.phase_bytes); dram_efficiency: the DRAM
         bandwidth its misses get, relative to long runs (MachineSpec.run_efficiency); merged_rows: consecutive rows
-        that store one lane's contiguous run, merged before the L2 (coalescing.coalesce)."""
+        that store one lane's contiguous run, which complete its sectors (coalescing.coalesce); split: those rows
+        reach the L2 one by one, each writing its pieces of the sectors (Counters.store_split_sectors)."""
         result = coalesce(addresses, mask, access_bytes, self.spec, keep_sectors=self.l2 is not None,
-                          count_partial=store, partial_rows=merged_rows)
+                          count_partial=store, partial_rows=merged_rows, count_split=store and split)
         counters = result.to_counters("store" if store else "load")
         if phase is not None:
             counters = counters + Counters(phase_bytes={phase: counters.load_bytes_moved})

@@ -98,6 +98,11 @@ def test_masked_tail_counts_inactive_lanes():
     # whole and merge before the L2: no sector is left written in part (4,000 bytes end on a sector's edge)
     assert c.store_sectors == c.load_sectors and c.store_partial_sectors == 0
     assert run_copy(1001).totals.store_partial_sectors == 1  # the last 4 bytes start a sector
+    # a thread stores two such runs (8 elements), so the SM sends each instruction's pieces of its sectors on one by
+    # one (benchmarks/gpu/streams.py); a thread whose 4 elements are its only run has them merged
+    assert c.store_split_sectors == c.store_sectors
+    assert run_copy(1000, block=512).totals.store_split_sectors == 0
+    assert run_copy(1024).totals.store_split_sectors == 0  # a bound Triton knows is a multiple of 16: vectors
 
 
 def test_column_read_of_row_major_tile_is_laid_out_along_its_columns_and_bit_identical():

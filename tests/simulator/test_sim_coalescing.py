@@ -136,6 +136,20 @@ def test_stores_count_the_sectors_they_write_only_in_part():
                .partial_sectors.sum()) == 2  # the ends of the 512-byte run
 
 
+def test_a_run_split_over_instructions_counts_the_pieces_each_writes():
+    """Four scalar fp32 stores of a lane's 16-byte run (lanes 16 bytes apart): merged they write 16 whole sectors,
+    one by one each writes 8 bytes of all 16, so 64 pieces reach the L2 where the hardware does not merge them."""
+    scalar = BASE + 16 * LANES[None, :] + 4 * np.arange(4)[:, None]
+    r = coalesce(scalar, access_bytes=4, spec="h200", count_partial=True, partial_rows=4, count_split=True)
+    assert int(r.partial_sectors.sum()) == 0 and int(r.split_sectors.sum()) == 4 * 16
+    tail = np.broadcast_to(LANES < 20, scalar.shape)  # 20 lanes: 10 sectors, 40 pieces
+    r = coalesce(scalar, tail, access_bytes=4, spec="h200", count_partial=True, partial_rows=4, count_split=True)
+    assert int(r.split_sectors.sum()) == 4 * 10 and int(r.partial_sectors.sum()) == 0
+    assert coalesce(scalar, access_bytes=4, spec="h200", count_partial=True, partial_rows=4).split_sectors is None
+    assert int(coalesce(BASE + 4 * LANES, access_bytes=4, spec="h200", count_partial=True,
+                        count_split=True).to_counters("store").store_split_sectors) == 0  # one instruction a run
+
+
 def partial_brute_force(addresses, mask, size, group=32, sector=32):
     found = 0
     for row, active in zip(addresses, mask):

@@ -107,21 +107,21 @@ def test_the_readme_figures_hold_on_the_validation_split():
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
     ("holdout", 10, 0.829, 0.0, 0.101, 0.174),
     ("holdout2", 11, 0.679, 0.079, 0.165, 0.104),
-    ("holdout3", 10, 0.76, 0.0, 0.201, 0.176),
+    ("holdout3", 10, 0.808, 0.0, 0.201, 0.176),
     ("holdout4", 10, 0.831, 0.0, 0.129, 0.144),
     ("holdout5", 10, 0.795, 0.047, 0.392, 0.161),
-    ("holdout6", 10, 0.774, 0.044, 0.385, 0.121),
-    ("holdout7", 10, 0.741, 0.015, 0.382, 0.176),
+    ("holdout6", 10, 0.774, 0.044, 0.385, 0.14),
+    ("holdout7", 10, 0.752, 0.013, 0.13, 0.142),
     ("holdout8", 10, 0.862, 0.0, 0.067, 0.165),
     ("holdout9", 10, 0.744, 0.0, 0.087, 0.155),
     ("holdout10", 10, 0.651, 0.024, 0.262, 0.161),
-    ("holdout11", 10, 0.766, 0.059, 0.287, 0.167),
-    ("holdout12", 10, 0.657, 0.08, 0.244, 0.208),
+    ("holdout11", 10, 0.761, 0.059, 0.287, 0.167),
+    ("holdout12", 10, 0.657, 0.062, 0.244, 0.177),
     ("holdout13", 10, 0.867, 0.052, 0.197, 0.24),
     ("holdout14", 10, 0.873, 0.11, 0.415, 0.169),
     ("holdout15", 6, 0.757, 0.109, 0.173, 0.192),
     ("holdout16", 13, 0.881, 0.0, 0.208, 0.162),
-    ("holdout17", 10, 0.743, 0.0, 0.102, 0.256),
+    ("holdout17", 10, 0.743, 0.0, 0.102, 0.165),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -148,20 +148,20 @@ def test_the_readme_figures_hold_on_what_to_trust():
     assert 0.25 <= min(row_sums) and max(row_sums) <= 0.75
 
 
-def test_five_held_out_sets_meet_every_threshold():
-    """README and tutorial 04: holdout, holdout4, holdout8, holdout13 and holdout16 meet the validation thresholds
-    (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other twelve do not. And the figures of all
-    groups pooled."""
+def test_six_held_out_sets_meet_every_threshold():
+    """README and tutorial 04: holdout, holdout3, holdout4, holdout8, holdout13 and holdout16 meet the validation
+    thresholds (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other eleven do not. And the figures
+    of all groups pooled."""
     meet, scores = set(), []
     for split, csv_name in validate.HELD_OUT.items():
         scores += (mine := _scores(split, csv_name))
         t = validate.summary(mine)
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
-    assert meet == {"holdout", "holdout4", "holdout8", "holdout13", "holdout16"}
-    pooled = validate.summary(scores)  # README: the 170 groups pooled score 0.79 (0.44) / 2.6 % / 29 % / 16 %
-    assert len(scores) == 170 and pooled["rho"] >= 0.793 and pooled["rho_p10"] >= 0.438
-    assert pooled["regret"] <= 0.026 and pooled["regret_p90"] <= 0.287 and pooled["mape"] <= 0.163
+    assert meet == {"holdout", "holdout3", "holdout4", "holdout8", "holdout13", "holdout16"}
+    pooled = validate.summary(scores)  # README: the 170 groups pooled score 0.79 (0.45) / 2.5 % / 28 % / 16 %
+    assert len(scores) == 170 and pooled["rho"] >= 0.793 and pooled["rho_p10"] >= 0.445
+    assert pooled["regret"] <= 0.025 and pooled["regret_p90"] <= 0.285 and pooled["mape"] <= 0.159
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
@@ -175,7 +175,7 @@ def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds(
         scores += mine
     pooled = validate.summary(scores)
     assert len(scores) == 170 and validate.passes(pooled) and meet == 10
-    assert pooled["rho"] >= 0.832 and pooled["regret_p90"] <= 0.22 and pooled["mape"] <= 0.165
+    assert pooled["rho"] >= 0.832 and pooled["regret_p90"] <= 0.193 and pooled["mape"] <= 0.163
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
@@ -335,6 +335,30 @@ def test_partial_sector_write_rate_is_the_measured_median():
     assert max(partial) < min(whole) and spec.l2_partial_writes_per_s * spec.sector_bytes < spec.l2_bytes_per_s / 4
 
 
+def test_split_store_pieces_go_at_the_rate_the_streams_probe_gives():
+    """Stores of one element an instruction past an unaligned bound reach the L2 in pieces (Counters.
+    store_split_sectors); MachineSpec.split_pieces_per_clk is the rate at which the model's median error over the
+    probe's configs that split is zero (benchmarks/gpu/streams.py, measured on the H200), and charging the pieces
+    is what ranks the probe's streams (one element a thread or 64, 1 to 16 warps)."""
+    groups = validate.load(validate.DATA / "h200_streams.csv", validate.DATA / "h200_counters.jsonl")
+    spec = validate.get_spec("h200")
+
+    def bias(rate: float) -> tuple[int, float]:
+        model = validate.model_seconds(spec.replace(split_pieces_per_clk=rate))
+        errors = [np.log(model(c) / c.measured_s) for g in groups for c in g.configs if c.counters.store_split_sectors]
+        return len(errors), float(np.median(errors))
+
+    splits, at_preset = bias(spec.split_pieces_per_clk)
+    assert splits >= 90 and abs(at_preset) < 0.02
+    assert bias(0.85 * spec.split_pieces_per_clk)[1] > 0.05 and bias(1.15 * spec.split_pieces_per_clk)[1] < -0.05
+
+    def median_rho(rate: float) -> float:
+        model = validate.model_seconds(spec.replace(split_pieces_per_clk=rate))
+        return float(np.median([validate.score_group(g, model).rho for g in groups]))
+
+    assert median_rho(spec.split_pieces_per_clk) >= 0.85 > 0.8 > median_rho(1e9)
+
+
 def test_l1_line_rate_is_the_measured_median():
     """A unit's L1 serves a load's lines at MachineSpec.l1_lines_per_clk: the H200's preset is the median of the
     measured rates at 8 to 32 lines a request, the same with 1, 2 or 4 sectors a line; stores, which pass through
@@ -386,12 +410,12 @@ def test_the_readme_figures_hold_on_the_register_estimate():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.19 s of CPU (p90 0.60 s, at most 2.6 s), as measured
+    """README: modeling one stored config took a median 0.13 s of CPU (p90 0.51 s, at most 1.9 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
-    assert len(seconds) == 4100
-    assert np.median(seconds) <= 0.193 and np.percentile(seconds, 90) <= 0.61 and max(seconds) <= 2.6
+    assert len(seconds) == 4448
+    assert np.median(seconds) <= 0.134 and np.percentile(seconds, 90) <= 0.51 and max(seconds) <= 1.93
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
