@@ -26,8 +26,9 @@ emulated L2 and once normally (its CPU time, for the records) (large grids run a
 (milliseconds, like Triton's). Inputs are zeroed / restored before every run.
 
 The cache key: kernel source hash (`JITFunction.cache_key`), key values and argument dtypes,
-the machine (name and every spec field), the objective, the config list and
-`jit.compiler.COMPILER_VERSION`. `kernel.cache_hit` says where the last launch's choice came from.
+the machine (name and every spec field), the objective, the config list and the compiler's and simulator's
+sources (`jit.compiler.model_fingerprint`: a pick of an older model is not reused). `kernel.cache_hit` says where
+the last launch's choice came from.
 
 WAVETILE_AUTOTUNE_PRINT=1 prints the chosen config and the table of candidates after each tuning.
 """
@@ -498,10 +499,10 @@ class Autotuner(KernelWrapper):
         return True
 
     def _disk_key(self, key: tuple, machine) -> str:
-        from jit.compiler import COMPILER_VERSION
+        from jit.compiler import model_fingerprint
 
         parts = [self.cache_key, [repr(k) for k in key], machine_fingerprint(machine), self.objective,
-                 COMPILER_VERSION, self.model_top_k, [repr(c) for c in self.configs],
+                 model_fingerprint(), self.model_top_k, [repr(c) for c in self.configs],
                  self.configs_top_k if self.perf_model is not None else None]
         return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
 

@@ -23,22 +23,34 @@ from jit.passes import run_passes
 
 COMPILER_VERSION = "0.1.3"
 _COMPILER_PACKAGES = ("dsl", "jit")  # their sources decide the generated code
+_MODEL_PACKAGES = _COMPILER_PACKAGES + ("simulator",)  # with the simulator's, a modeled time
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def compiler_fingerprint() -> str:
+    """What the generated code depends on: editing the compiler invalidates the disk cache without anyone
+    bumping COMPILER_VERSION."""
+    return source_fingerprint(_COMPILER_PACKAGES)
+
+
+def model_fingerprint() -> str:
+    """What a modeled time depends on besides the machine spec: stored tuning results of an older model are not
+    reused (jit.sweep_store)."""
+    return source_fingerprint(_MODEL_PACKAGES)
 
 
 @functools.cache
-def compiler_fingerprint() -> str:
-    """COMPILER_VERSION and the size and modification time of every source file of the compiler, so that
-    editing the compiler invalidates the disk cache without anyone bumping the version. Stats, not contents:
-    hashing the contents would cost a new process about 10 ms before its first launch."""
+def source_fingerprint(packages: tuple[str, ...], root: str = _ROOT) -> str:
+    """COMPILER_VERSION and the size and modification time of every source file of `packages` under `root`. Stats,
+    not contents: hashing the contents would cost a new process about 10 ms before its first launch."""
     h = hashlib.sha256(COMPILER_VERSION.encode())
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for package in _COMPILER_PACKAGES:
-        for root, dirs, files in os.walk(os.path.join(here, package)):
+    for package in packages:
+        for folder, dirs, files in os.walk(os.path.join(root, package)):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(files):
                 if name.endswith((".py", ".lark")):
-                    stat = os.stat(os.path.join(root, name))
-                    h.update(f"{root}/{name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+                    stat = os.stat(os.path.join(folder, name))
+                    h.update(f"{folder}/{name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
     return h.hexdigest()
 
 

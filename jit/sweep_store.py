@@ -2,7 +2,8 @@
 
 Entries live in the compiled-kernel disk cache (jit.cache, under $WAVETILE_CACHE_DIR) under a key of
 everything that decides a config's result: the kernel's source hash, target, sizes, library resolver,
-machine, seed, CPU runs, whether it was modeled, the compiler version and the config itself.
+machine, seed, CPU runs, whether it was modeled, the compiler's and simulator's sources (jit.compiler.
+model_fingerprint: a result of an older model is not reused) and the config itself.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ def kernel_source_key(kernel) -> str | None:
 def entry_key(task_identity: dict, config: dict, machine: str, kernel_key: str | None) -> str:
     """The disk-cache key of one config's result."""
     import simulator
-    from jit.compiler import COMPILER_VERSION
+    from jit.compiler import model_fingerprint
 
     with simulator.machine(machine):
         fingerprint = machine_fingerprint()
-    parts = ["sweep", task_identity, config, fingerprint, kernel_key, COMPILER_VERSION]
+    parts = ["sweep", task_identity, config, fingerprint, kernel_key, model_fingerprint()]
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 

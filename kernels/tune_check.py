@@ -53,10 +53,10 @@ class CheckTask:
     source_key: str  # the kernel's source hash: a verdict is kept only for the code it checked
 
     def cache_key(self) -> str:
-        from jit.compiler import COMPILER_VERSION
+        from jit.compiler import compiler_fingerprint
 
         parts = ["kernels.tune check", self.kernel, self.config, self.cases, self.machine, self.source_key,
-                 COMPILER_VERSION]
+                 compiler_fingerprint()]
         return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 

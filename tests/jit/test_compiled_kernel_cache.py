@@ -74,7 +74,9 @@ def test_editing_the_compiler_changes_the_cache_key():
     from jit import compiler
 
     source = pathlib.Path(compiler.__file__).parent / "codegen" / "checks.py"
-    fingerprint = compiler.compiler_fingerprint.__wrapped__
+    def fingerprint() -> str:
+        return compiler.source_fingerprint.__wrapped__(compiler._COMPILER_PACKAGES)
+
     before = fingerprint()
     stat = source.stat()
     try:
