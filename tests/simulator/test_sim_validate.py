@@ -122,6 +122,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout15", 6, 0.757, 0.109, 0.173, 0.192),
     ("holdout16", 13, 0.881, 0.0, 0.208, 0.162),
     ("holdout17", 10, 0.743, 0.0, 0.102, 0.165),
+    ("holdout18", 11, 0.714, 0.024, 0.695, 0.176),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -150,7 +151,7 @@ def test_the_readme_figures_hold_on_what_to_trust():
 
 def test_six_held_out_sets_meet_every_threshold():
     """README and tutorial 04: holdout, holdout3, holdout4, holdout8, holdout13 and holdout16 meet the validation
-    thresholds (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other eleven do not. And the figures
+    thresholds (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other twelve do not. And the figures
     of all groups pooled."""
     meet, scores = set(), []
     for split, csv_name in validate.HELD_OUT.items():
@@ -159,23 +160,23 @@ def test_six_held_out_sets_meet_every_threshold():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout3", "holdout4", "holdout8", "holdout13", "holdout16"}
-    pooled = validate.summary(scores)  # README: the 170 groups pooled score 0.79 (0.45) / 2.5 % / 28 % / 16 %
-    assert len(scores) == 170 and pooled["rho"] >= 0.793 and pooled["rho_p10"] >= 0.445
-    assert pooled["regret"] <= 0.025 and pooled["regret_p90"] <= 0.285 and pooled["mape"] <= 0.159
+    pooled = validate.summary(scores)  # README: the 181 groups pooled score 0.79 (0.44) / 2.4 % / 29 % / 16 %
+    assert len(scores) == 181 and pooled["rho"] >= 0.792 and pooled["rho_p10"] >= 0.438
+    assert pooled["regret"] <= 0.025 and pooled["regret_p90"] <= 0.286 and pooled["mape"] <= 0.159
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
     """README: scored with Triton's own register and spill counts in place of the estimate
-    (`python -m simulator.validate --compiled-registers`), the 170 held-out groups pooled pass every threshold and ten
-    sets meet them (five with the estimate): the register estimate is the largest part of the held-out error."""
+    (`python -m simulator.validate --compiled-registers`), the 181 held-out groups pooled pass every threshold and ten
+    sets meet them (six with the estimate): the register estimate is the largest part of the held-out error."""
     scores, meet = [], 0
     for split, csv_name in validate.HELD_OUT.items():
         mine = _scores(split, csv_name, compiled_registers=True)
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
-    assert len(scores) == 170 and validate.passes(pooled) and meet == 10
-    assert pooled["rho"] >= 0.832 and pooled["regret_p90"] <= 0.193 and pooled["mape"] <= 0.163
+    assert len(scores) == 181 and validate.passes(pooled) and meet == 10
+    assert pooled["rho"] >= 0.832 and pooled["regret_p90"] <= 0.219 and pooled["mape"] <= 0.163
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
@@ -404,18 +405,18 @@ def test_the_readme_figures_hold_on_the_register_estimate():
                     errors.setdefault(split, []).append(abs(estimate / fact["n_regs"] - 1))
     median = {split: np.median(values) for split, values in errors.items()}
     assert {split: len(values) for split, values in errors.items()} == {
-        "calibration": 392, "validation": 670, "held out": 2596}
-    assert median["calibration"] <= 0.121 and median["validation"] <= 0.129 and median["held out"] <= 0.174
+        "calibration": 392, "validation": 670, "held out": 2738}
+    assert median["calibration"] <= 0.121 and median["validation"] <= 0.129 and median["held out"] <= 0.176
     assert np.percentile(errors["held out"], 90) <= 0.438
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.13 s of CPU (p90 0.51 s, at most 1.9 s), as measured
+    """README: modeling one stored config took a median 0.14 s of CPU (p90 0.51 s, at most 1.9 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
-    assert len(seconds) == 4448
-    assert np.median(seconds) <= 0.134 and np.percentile(seconds, 90) <= 0.51 and max(seconds) <= 1.93
+    assert len(seconds) == 4637
+    assert np.median(seconds) <= 0.137 and np.percentile(seconds, 90) <= 0.511 and max(seconds) <= 1.93
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
