@@ -112,8 +112,8 @@ def coalesce(
     each lane moves (element size x vector width). Geometry (sector, line, transaction lanes)
     comes from `spec` (default: the current machine); count_partial: also count the sectors that each
     partial_rows consecutive instructions (which merge; the number must divide the rows) write only in part;
-    count_split: also the pieces of sectors that single instructions of those runs write in part and the run
-    completes (each one a write of its own where the hardware does not merge the run's instructions).
+    count_split (with count_partial): also the pieces of sectors that single instructions of those runs write in
+    part and the run completes (each one a write of its own where the hardware does not merge the run's instructions).
     """
     spec = current_spec(spec)
     if access_bytes <= 0:
@@ -144,7 +144,7 @@ def coalesce(
     active_lanes = active_counts(addr.shape, active)
     sector_ids = ordered[fresh] if keep_sectors else np.empty(0, dtype=np.int64)
     partial = split = None
-    if count_partial or count_split:
+    if count_partial:
         if n % partial_rows:
             raise ValueError(f"partial_rows {partial_rows} does not divide {n} instructions")
         def merged(a: np.ndarray) -> np.ndarray:  # each lane's instructions side by side
@@ -155,8 +155,6 @@ def coalesce(
         if count_split and partial_rows > 1:
             pieces = _partial_sectors(addr, active, access_bytes, spec.sector_bytes, per_lane)
             split = np.maximum(0, pieces.reshape(-1, partial_rows).sum(axis=1) - partial)
-        if not count_partial:
-            partial = None
     return GlobalAccess(
         requests=requests, sectors=sectors, lines=lines, active_lanes=active_lanes,
         masked_lanes=width - active_lanes, access_bytes=access_bytes, sector_bytes=spec.sector_bytes,
