@@ -288,9 +288,14 @@ def _async_copyable(attrs: dict, itemsize: int) -> bool:
     """Whether Triton's pipeliner can copy a load (its attrs, its element size) into shared memory asynchronously:
     an async copy moves 4, 8 or 16 bytes per instruction, so an access narrower than 4 bytes (fp16 rows whose
     stride or bound is not a multiple of 16: one element per instruction) is loaded into registers and stored to
-    shared memory from there. A load strided along the last dim is taken as contiguous along another, which
-    Triton vectorises (a linear layer's [N, K] weight read as K x N)."""
-    return bool(attrs.get("strided")) or attrs.get("vector", 4) * itemsize >= 4
+    shared memory from there. A load strided along the last dim is copied along the dim laid out fastest
+    instead (a linear layer's [N, K] weight read as K x N), as wide as what is known of it there."""
+    return _vector(attrs) * itemsize >= 4
+
+
+def _vector(attrs: dict) -> int:
+    """Elements one instruction of an access moves along the dim its layout runs fastest."""
+    return int(attrs.get("fastest_vector" if attrs.get("strided") else "vector", 4))
 
 
 def _accumulator_values(func, staged: set[int] = frozenset()) -> set[int]:
@@ -377,7 +382,7 @@ def _address_bytes(func, staged: set[int] = frozenset()) -> dict[int, float]:
     """Register bytes per element of each pointer tile a load or store reads: an offset per vector the access moves,
     32-bit or, where the tile of offsets the access adds is 64-bit (`.to(tl.int64)` row offsets, a block pointer's),
     64-bit, widened onto the 64-bit base where used (a dot operand tile that runs contiguously along another dim than
-    its last, in `staged` (_staged_operands): copied 16 bytes a vector along that dim, as a K-major B is; Triton's
+    its last, in `staged` (_staged_operands): copied a vector along that dim, 16 bytes for a K-major B; Triton's
     A @ W^T of bf16 over 64 x 256 tiles on 2 warps takes 251 registers where counting one offset an element gives
     405), and a whole 64-bit address per vector for a pointer tile a loop
     carries to a load an async copy cannot move (each thread advances its own and loads through registers; with
@@ -392,9 +397,8 @@ def _address_bytes(func, staged: set[int] = frozenset()) -> dict[int, float]:
     sharing: dict[int, list] = {}  # id(offset tile) -> the accesses whose pointers add it
     for op in _accesses(func):
         pointer = op.operands[0]
-        vector = int(op.attrs.get("vector", 4))
-        if op.attrs.get("strided") and op.name == OP.TILE_LOAD and id(op.results[0]) in staged:
-            vector = max(vector, 16 // max(1, op.results[0].type.dtype.itemsize))
+        vector = _vector(op.attrs) if op.name == OP.TILE_LOAD and id(op.results[0]) in staged else \
+            int(op.attrs.get("vector", 4))
         vectors[id(pointer)] = max(vectors.get(id(pointer), 1), vector)
         if op.name == OP.TILE_LOAD and not _async_copyable(op.attrs, op.results[0].type.dtype.itemsize):
             narrow.add(id(pointer))

@@ -395,7 +395,7 @@ def _contiguous_dim(buffers: TraceBuffers, probe: int, device: DeviceAddresses) 
     shape = tuple(info["operands"][0][0])
     itemsize = parse_ir_type(info["operands"][0][1]).element_ty.itemsize
     head = device(parts[0][:1, 1:1 + math.prod(shape)])
-    dim = _fastest_last(head, shape, itemsize)[-1] if shape else 0
+    dim = _fastest_last(head, shape, itemsize, info["attrs"].get("fastest_dim"))[-1] if shape else 0
     return dim if len(shape) and shape[dim] > 1 and _contiguous(head, shape, dim, itemsize) else None
 
 
@@ -459,18 +459,21 @@ def _layout(info: dict, parts: list[np.ndarray], spec: MachineSpec, num_warps: i
     numel = math.prod(shape)
     first = next(part for part in parts if len(part))
     head = device(first[:4, 1:1 + numel])
-    axes = _fastest_last(head, shape, itemsize)
+    attrs = info["attrs"]
+    axes = _fastest_last(head, shape, itemsize, attrs.get("fastest_dim"))
     view = tuple(shape[a] for a in axes)
     index = np.arange(numel).reshape(shape).transpose(axes).ravel()
     threads = num_warps * spec.warp_size
     per_thread = _vector_width(head[:, index], view, itemsize, threads)
     if OPS[info["op"]].cls == "atomic":  # only float adds the compiler widened, as wide as the machine's atomics go
-        widest = spec.atomic_vector_bytes // itemsize if "size_per_thread" in info["attrs"] else 1
+        widest = spec.atomic_vector_bytes // itemsize if "size_per_thread" in attrs else 1
         per_thread = min(per_thread, max(1, widest))
     vector = per_thread
-    if shape and axes[-1] == len(shape) - 1:  # no wider than the compiler can prove (jit.passes.assign_vector_widths)
-        per_thread = min(per_thread, info["attrs"].get("size_per_thread", per_thread))
-        vector = min(per_thread, info["attrs"].get("vector", per_thread))
+    strided = attrs.get("strided")  # then the widths along the dim laid out fastest instead of the last
+    if shape and "size_per_thread" in attrs and axes[-1] == attrs.get("fastest_dim", len(shape) - 1):
+        # no wider than the compiler can prove (jit.passes.assign_vector_widths)
+        per_thread = min(per_thread, attrs["fastest_per_thread" if strided else "size_per_thread"])
+        vector = min(per_thread, attrs["fastest_vector" if strided else "vector"])
     rows = warp_rows(default_layout(view, num_warps, spec.warp_size, per_thread))
     run_rows = max(1, per_thread // vector)
     split = run_rows > 2 and (itemsize < 4 or numel > threads * per_thread)
@@ -601,11 +604,17 @@ _ACCESS = {name: "atomic" if name in with_trait(Trait.WRITES_MEMORY) else "load"
     name: "store" for name in with_trait(Trait.WRITES_MEMORY) - with_trait(Trait.READS_MEMORY)}
 
 
-def _fastest_last(addresses: np.ndarray, shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    """Dims of the tile with its contiguous dim last (the identity when the last dim is contiguous). When no dim is,
-    Triton's coalescing pass breaks the tie in dim order, so dim 0 varies fastest: lanes walk down the rows of a
-    stride-2 tile (Triton 3.6's layout for an interleaved rotary embedding of 4 tokens: threadsPerWarp [4, 8], order
-    [0, 1]; simulator/data/h200_compile_facts.jsonl)."""
+def _fastest_last(addresses: np.ndarray, shape: tuple[int, ...], itemsize: int,
+                  fastest: int | None = None) -> tuple[int, ...]:
+    """Dims of the tile with its contiguous dim last (the identity when the last dim is contiguous). Triton orders
+    the layout by what its AxisInfo proves, not by the addresses: where the last dim is not proven contiguous,
+    jit.passes.assign_vector_widths gives the dim Triton lays out fastest (`fastest`), however the addresses run.
+    When no dim is proven contiguous, Triton's coalescing pass breaks the tie in dim order, so dim 0 varies fastest:
+    lanes walk down the rows of a stride-2 tile (Triton 3.6's layout for an interleaved rotary embedding of 4 tokens:
+    threadsPerWarp [4, 8], order [0, 1]) and down the K rows of a matmul's B tile whose columns wrap at an odd N
+    (threadsPerWarp [32, 1], order [0, 1]; simulator/data/h200_compile_facts.jsonl)."""
+    if fastest is not None and len(shape) > 1:
+        return tuple(d for d in range(len(shape)) if d != fastest) + (fastest,)
     if len(shape) < 2 or shape[-1] > 1 and _contiguous(addresses, shape, len(shape) - 1, itemsize):
         return tuple(range(len(shape)))
     for dim in range(len(shape) - 2, -1, -1):

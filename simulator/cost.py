@@ -14,10 +14,12 @@ on one unit, in cycles (per-program counts are launch totals / programs):
     shared   b * (wavefronts / shared_wavefronts_per_clk + T * mma_transpose_cycles); T = 32-bit words of dot
              operands of a K-major-only type (mma_kmajor_types: warpgroup MMAs read them only K-major) that
              lie MN-major in memory, transposed through registers into shared memory at every execution
-    l1       b * max(lines / l1_lines_per_clk, S / split_pieces_per_clk); lines = the 128-B lines each global
-             load request touches (stores pass through to the L2, whose term they load), S = the pieces of sectors
-             that single store instructions of a run the unit does not merge write (Counters.store_split_sectors):
-             the loads' lines and the stores' pieces go by separate paths
+    l1       b * max(lines / l1_lines_per_clk, W / l1_wavefronts_per_clk, S / split_pieces_per_clk); lines = the
+             128-B lines each global load request touches (their tags; stores pass through to the L2, whose term
+             they load), W = the wavefronts the L1's data banks take to serve them (one word a bank each: a load
+             down 32 rows whose words share a bank takes 32, one whose words spread over the banks a few), S = the
+             pieces of sectors that single store instructions of a run the unit does not merge write
+             (Counters.store_split_sectors): the loads' tags and data and the stores' pieces go by separate paths
     l2       b * ((sectors - L1 hits - M) * sector_bytes + P * (l2_bytes_per_s / l2_partial_writes_per_s
              - sector_bytes) + spill bytes) / (l2_bytes_per_s / clock / active_units) + b * M * sector_bytes /
              (l2_load_bytes_per_s / clock / active_units); P = store sectors written only in part, M = the L1 misses
@@ -251,6 +253,7 @@ class _PerProgram:
         self.num_warps = num_warps
         self.wavefronts = counters.shared_wavefronts / n
         self.l1_lines = counters.load_lines / n
+        self.l1_wavefronts = counters.load_wavefronts / n
         self.split_pieces = counters.store_split_sectors / n
         self.spill_bytes = spill_instructions * spec.warp_size * 4
         self.spill_footprint = spilled * 4 * num_warps * spec.warp_size  # local memory one program keeps
@@ -452,7 +455,8 @@ def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: in
         "tensor": per_unit * p.tensor_cycles * spec.tensor_subcores / min(spec.tensor_subcores, warps),
         "issue": max(per_unit * p.pipe_cycles, per_unit * p.instructions / issue_rate),
         "shared": per_unit * (p.wavefronts / spec.shared_wavefronts_per_clk + p.transpose_cycles),
-        "l1": per_unit * max(p.l1_lines / spec.l1_lines_per_clk, p.split_pieces / spec.split_pieces_per_clk),
+        "l1": per_unit * max(p.l1_lines / spec.l1_lines_per_clk, p.l1_wavefronts / spec.l1_wavefronts_per_clk,
+                             p.split_pieces / spec.split_pieces_per_clk),
         "l2": per_unit * (p.l2_bytes / l2_per_clk + p.l2_load_bytes / l2_load_per_clk),
         "dram": per_unit * (p.dram_bytes + spill_dram) / dram_per_clk,
         "latency": p.critical_path(spec, per_unit, units) + spill_wait,
@@ -477,7 +481,7 @@ _DRIVERS = {
     "tensor": lambda c: sum(c.tensor_flops.values()),
     "issue": lambda c: c.warp_instructions + c.global_requests + c.shared_requests + c.atomic_requests,
     "shared": lambda c: c.shared_wavefronts,
-    "l1": lambda c: c.load_lines,
+    "l1": lambda c: c.load_wavefronts,
     "l2": lambda c: c.global_sectors,
     "dram": lambda c: c.dram_bytes,
     "latency": lambda c: c.load_requests + c.barriers,

@@ -48,6 +48,10 @@ class Counters:
       load_requests           global load requests (one per 32-lane transaction group with an active lane)
       load_sectors            distinct 32-B sectors per load request, summed
       load_lines              distinct L2 lines (tags looked up) per load request, summed
+      load_wavefronts         the L1's wavefronts per load request, summed: its banks' words are the shared memory
+                              banks', one word a bank a wavefront (simulator.banks), so lanes reading one word
+                              each of 32 lines whose words fall in one bank take 32 and of lines spread over the
+                              banks a few (MachineSpec.l1_wavefronts_per_clk)
       load_bytes_requested    bytes the active lanes asked for
       load_bytes_moved        load_sectors x sector bytes (what the memory system moved)
       store_*                 the same for global stores
@@ -114,6 +118,7 @@ class Counters:
     load_requests: int = 0
     load_sectors: int = 0
     load_lines: int = 0
+    load_wavefronts: int = 0
     load_bytes_requested: int = 0
     load_bytes_moved: int = 0
     store_requests: int = 0

@@ -45,9 +45,14 @@ H200 = {
     "shared_bank_bytes": (4, "H", "BPG §9.2.3.1"),
     "shared_wavefronts_per_clk": (4.0, "L", f"{_FITTED} (the forum's 128 B/clk return path gives 1.0): the "
                                   "per-warp operand traffic counted overstates what serialises"),
-    "l1_lines_per_clk": (0.99, "H", "loads whose lanes touch 8, 16 or 32 lines, all in the L1: 0.97-1.00 lines a "
-                         "clock per SM whatever the sectors of each line (benchmarks/gpu/l1_lines.py, "
-                         "simulator/data/h200_l1_lines.json; fewer lines a request do not reach it there)"),
+    "l1_lines_per_clk": (1.8, "H", "loads whose 32 lanes read one element each of 32 rows, the words spread over "
+                         "the banks, streaming along the rows (each line read by the next loads, then left): 1.74-1.81 "
+                         "lines a clock per SM for 4-byte elements, 2.35-2.43 for 2-byte ones, whose lines are left "
+                         "half as often; the same lines all in the L1 go at 2.7-4.0 (benchmarks/gpu/l1_banks.py, "
+                         "simulator/data/h200_l1_banks.json)"),
+    "l1_wavefronts_per_clk": (1.0, "H", "the same loads with every word in one bank, a wavefront a line: 1.00 lines a "
+                              "clock per SM (h200_l1_banks.json), as for 8-32 lines of 1-4 sectors whose words share "
+                              "banks (benchmarks/gpu/l1_lines.py, h200_l1_lines.json: 0.97-1.00)"),
     "split_pieces_per_clk": (0.7, "H", "pieces of sectors from stores of one element an instruction past an "
                              "unaligned bound (benchmarks/gpu/streams.py -> simulator/data/h200_streams.csv, 99 "
                              "configs that split): the rate at which the model's median error over them is zero; "
@@ -189,7 +194,8 @@ MTT_S5000 = {
     "shared_banks": (32, "assumed", "bank geometry not published; 32 x 4 B default (research §3.2)"),
     "shared_bank_bytes": (4, "assumed", "bank geometry not published; 32 x 4 B default"),
     "shared_wavefronts_per_clk": (1.0, "assumed", "one 128-B wavefront per clock, as on NVIDIA"),
-    "l1_lines_per_clk": (0.99, "assumed", "the H200's measured rate"),
+    "l1_lines_per_clk": (1.8, "assumed", "the H200's measured rate"),
+    "l1_wavefronts_per_clk": (1.0, "assumed", "the H200's measured rate"),
     "split_pieces_per_clk": (0.7, "assumed", "the H200's measured rate"),
     "transaction_lanes": (32, "assumed", "one request per 32-lane warp instruction, as on NVIDIA"),
     "sector_bytes": (32, "assumed", "not published; NVIDIA's 32-B sectors"),
@@ -252,7 +258,8 @@ MTT_S4000 = {
     "shared_bank_bytes": (4, "assumed", "bank geometry not published"),
     "shared_wavefronts_per_clk": (1.0, "assumed", "one 128-B wavefront per clock, so a 128-lane 4-B "
                                   "access takes at least 4"),
-    "l1_lines_per_clk": (0.99, "assumed", "the H200's measured rate"),
+    "l1_lines_per_clk": (1.8, "assumed", "the H200's measured rate"),
+    "l1_wavefronts_per_clk": (1.0, "assumed", "the H200's measured rate"),
     "split_pieces_per_clk": (0.7, "assumed", "the H200's measured rate"),
     "transaction_lanes": (32, "L", "how a 128-lane instruction splits into transactions is not published; "
                           "assumed 32-lane groups (research §3.4)"),

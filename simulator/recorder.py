@@ -95,6 +95,9 @@ class LaunchCounters:
         result = coalesce(addresses, mask, access_bytes, self.spec, keep_sectors=self.l2 is not None,
                           count_partial=store, partial_rows=merged_rows, count_split=store and split)
         counters = result.to_counters("store" if store else "load")
+        if not store:  # the L1's data banks are shared memory's: a wavefront serves one word a bank
+            counters = counters + Counters(
+                load_wavefronts=bank_conflicts(addresses, mask, access_bytes, self.spec).total_wavefronts)
         if phase is not None:
             counters = counters + Counters(phase_bytes={phase: counters.load_bytes_moved})
         self._add(line, counters.scaled(weight))

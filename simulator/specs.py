@@ -60,8 +60,9 @@ class MachineSpec:
     shared_banks: int
     shared_bank_bytes: int
     shared_wavefronts_per_clk: float
-    l1_lines_per_clk: float  # 128-B lines a unit's L1 serves global loads per clock (a warp's load down 32 rows
-    # touches 32)
+    l1_lines_per_clk: float  # 128-B lines whose tags a unit's L1 looks up per clock for global loads (a warp's load
+    # down 32 rows touches 32)
+    l1_wavefronts_per_clk: float  # wavefronts a unit's L1 serves global loads per clock (Counters.load_wavefronts)
     split_pieces_per_clk: float  # pieces of sectors a unit passes on per clock from store instructions that each
     # write part of a sector the lane's next instructions complete (Counters.store_split_sectors)
     # global memory path
@@ -275,7 +276,8 @@ _POSITIVE = (
     "units", "clock_hz", "warp_size", "max_threads_per_program", "max_warps_per_unit",
     "max_programs_per_unit", "issue_schedulers", "registers_per_unit", "registers_per_program",
     "max_registers_per_thread", "register_alloc_unit", "shared_bytes_per_unit", "local_cache_bytes", "shared_banks",
-    "shared_bank_bytes", "shared_wavefronts_per_clk", "l1_lines_per_clk", "split_pieces_per_clk", "transaction_lanes",
+    "shared_bank_bytes", "shared_wavefronts_per_clk", "l1_lines_per_clk", "l1_wavefronts_per_clk",
+    "split_pieces_per_clk", "transaction_lanes",
     "sector_bytes",
     "l2_bytes", "l2_reuse_near", "l2_reuse_far",
     "l2_line_bytes", "l2_ways", "l2_bytes_per_s", "l2_partial_writes_per_s", "dram_bytes_per_s", "dram_efficiency",

@@ -4,9 +4,12 @@ Every warp of a launch loads, over and over, 32 fp32 elements that lie on LINES 
 32-byte sectors of each): the few lines all warps read stay in every unit's L1, so the time is the L1's, and the
 lines it serves per clock and unit are LINES x requests / (time x clock x units). On the H200 loads of 8, 16 and
 32 lines a request reach 0.97-1.00 lines a clock, whatever the sectors of each line; with fewer lines the warps'
-own round trips bound this kernel first (simulator/data/h200_l1_lines.json). The cost model charges each unit's
-load lines at that rate (MachineSpec.l1_lines_per_clk): a tile laid down its rows (Triton's layout where no dim
-of the pointer is contiguous) reads 32 lines a request where a coalesced one reads 1 to 4. A second kernel stores
+own round trips bound this kernel first (simulator/data/h200_l1_lines.json). Every lane here reads a word whose
+bank it shares with the other lines' words, so each line takes a wavefront of the L1's data banks: the cost model
+charges wavefronts at that rate (MachineSpec.l1_wavefronts_per_clk); benchmarks/gpu/l1_banks.py measures the lines
+whose words spread over the banks, which go faster (MachineSpec.l1_lines_per_clk). A tile laid down its rows
+(Triton's layout where no dim of the pointer is contiguous) reads 32 lines a request where a coalesced one reads 1
+to 4. A second kernel stores
 runs of 4 or 16 bytes a lane to 1-16 lines a request, every sector written whole: those go at 0.14-0.41 lines a
 clock, bound by the L2 they pass through to, so stores are left to the L2 term.
 

@@ -674,3 +674,32 @@ def test_a_tile_with_no_contiguous_dim_puts_its_lanes_down_the_rows(block_r, sec
     np.testing.assert_array_equal(out, swapped)
     assert c.store_sectors == c.store_requests * sectors_per_store
     assert c.store_partial_sectors == c.store_sectors  # every store writes half of each sector it touches
+
+
+@jit
+def wrapped_columns_kernel(b_ptr, out_ptr, n, BLOCK_K: tl.constexpr, BLOCK_N: tl.constexpr):
+    """A matmul's B tile as Triton's tutorial loads it: columns wrapped at n to stay in bounds without a mask."""
+    offs_n = (tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)) % n
+    offs_k = tl.arange(0, BLOCK_K)
+    b = tl.load(b_ptr + offs_k[:, None] * n + offs_n[None, :])
+    tile = tl.program_id(0) * BLOCK_K * BLOCK_N + offs_k[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+    tl.store(out_ptr + tile, b)
+
+
+@pytest.mark.parametrize("n, lines_per_request, wavefronts_per_request", [(1024, 4, 4), (1001, 32, 2)])
+def test_columns_wrapped_at_an_odd_bound_are_read_down_the_rows(n, lines_per_request, wavefronts_per_request):
+    """Wrapped at a multiple of 16 the columns run contiguously as far as Triton can prove, so a warp reads 8 fp16 a
+    lane along the rows; wrapped at 1,001 no dim is proven contiguous, however the addresses run, and Triton lays
+    the tile down its K rows (threadsPerWarp [32, 1], order [0, 1] in its build of holdout18's 1,999 x 3,001 x
+    1,001 matmul, simulator/data/h200_compile_facts.jsonl): each lane's element on a line of its own. Rows 2,002
+    bytes apart put those 32 elements in 28 of the L1's 32 banks, two at most in one: two wavefronts a request
+    (the words of the 8 aligned fp16 a lane reads along a row fill each line's banks: a wavefront a line)."""
+    block_k, block_n, programs = 32, 64, 3
+    b = RNG.standard_normal((block_k, n)).astype(np.float16)
+    out = np.empty((programs, block_k, block_n), np.float16)
+    c = profile_one(lambda: wrapped_columns_kernel[(programs,)](b, out, n, BLOCK_K=block_k, BLOCK_N=block_n,
+                                                                 num_warps=4, machine="h200")).totals
+    columns = np.arange(programs * block_n).reshape(programs, 1, block_n) % n
+    np.testing.assert_array_equal(out, b[np.arange(block_k)[None, :, None], columns])
+    assert c.load_lines == c.load_requests * lines_per_request
+    assert c.load_wavefronts == c.load_requests * wavefronts_per_request

@@ -185,18 +185,21 @@ def test_one_hot_atomic_address_serialises_the_grid():
     assert result.seconds >= 100_000 * 2 / 1.98e9
 
 
-def test_a_warp_load_down_the_rows_is_bound_by_the_l1():
+@pytest.mark.parametrize("wavefronts_per_request", [32, 2])
+def test_a_warp_load_down_the_rows_is_bound_by_the_l1(wavefronts_per_request):
     """A load whose 32 lanes each touch a line of their own (a tile laid down its rows) takes the L1 32 lines where
-    a coalesced one takes 1: the same bytes, from the L1 after the first touch, bound by l1_lines_per_clk. Stores
-    are the L2's."""
+    a coalesced one takes 1: the same bytes, from the L1 after the first touch, bound by its data banks
+    (l1_wavefronts_per_clk) where the rows' words share a bank, by its tags (l1_lines_per_clk) where they spread
+    over the banks. Stores are the L2's."""
     spec = get_spec("h200")
-    coalesced = copy_kernel(8192, load_lines=64 * 8192, store_lines=64 * 8192)
-    down_rows = copy_kernel(8192, load_lines=32 * 64 * 8192, store_lines=64 * 8192,
-                            load_sectors=32 * 64 * 8192, l1_hit_sectors=28 * 64 * 8192)
+    requests = 64 * 8192
+    coalesced = copy_kernel(8192, load_lines=requests, load_wavefronts=requests, store_lines=requests)
+    down_rows = copy_kernel(8192, load_lines=32 * requests, load_wavefronts=wavefronts_per_request * requests,
+                            store_lines=requests, load_sectors=32 * requests, l1_hit_sectors=28 * requests)
     fast, slow = estimate(coalesced, 8192, spec), estimate(down_rows, 8192, spec)
     assert fast.bound == "dram" and slow.bound == "l1"
-    lines_per_unit = 32 * 64 * 8192 / spec.units
-    assert slow.components["l1"] == pytest.approx(lines_per_unit / spec.l1_lines_per_clk / spec.clock_hz, rel=0.05)
+    per_clk = spec.l1_wavefronts_per_clk / 32 if wavefronts_per_request == 32 else spec.l1_lines_per_clk / 32
+    assert slow.components["l1"] == pytest.approx(requests / spec.units / per_clk / spec.clock_hz, rel=0.05)
 
 
 def test_parameters_come_from_the_spec():

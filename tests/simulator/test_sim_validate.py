@@ -106,24 +106,24 @@ def test_the_readme_figures_hold_on_the_validation_split():
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.829, 0.0, 0.101, 0.174),
+    ("holdout", 10, 0.829, 0.0, 0.091, 0.174),
     ("holdout2", 11, 0.679, 0.079, 0.165, 0.104),
     ("holdout3", 10, 0.808, 0.0, 0.201, 0.176),
     ("holdout4", 10, 0.831, 0.0, 0.129, 0.144),
-    ("holdout5", 10, 0.795, 0.047, 0.392, 0.161),
-    ("holdout6", 10, 0.774, 0.044, 0.385, 0.14),
+    ("holdout5", 10, 0.795, 0.047, 0.392, 0.163),
+    ("holdout6", 10, 0.774, 0.044, 0.385, 0.139),
     ("holdout7", 10, 0.752, 0.013, 0.13, 0.142),
     ("holdout8", 10, 0.862, 0.0, 0.067, 0.165),
-    ("holdout9", 10, 0.744, 0.0, 0.087, 0.155),
-    ("holdout10", 10, 0.651, 0.024, 0.262, 0.161),
+    ("holdout9", 10, 0.744, 0.0, 0.087, 0.157),
+    ("holdout10", 10, 0.654, 0.023, 0.262, 0.161),
     ("holdout11", 10, 0.761, 0.059, 0.287, 0.167),
-    ("holdout12", 10, 0.657, 0.062, 0.244, 0.177),
-    ("holdout13", 10, 0.867, 0.052, 0.197, 0.24),
-    ("holdout14", 10, 0.873, 0.11, 0.415, 0.169),
-    ("holdout15", 6, 0.757, 0.109, 0.173, 0.192),
+    ("holdout12", 10, 0.657, 0.062, 0.244, 0.178),
+    ("holdout13", 10, 0.845, 0.052, 0.197, 0.24),
+    ("holdout14", 10, 0.873, 0.11, 0.415, 0.17),
+    ("holdout15", 6, 0.757, 0.109, 0.173, 0.197),
     ("holdout16", 13, 0.881, 0.0, 0.208, 0.162),
     ("holdout17", 10, 0.743, 0.0, 0.102, 0.165),
-    ("holdout18", 11, 0.714, 0.024, 0.695, 0.176),
+    ("holdout18", 11, 0.779, 0.024, 0.354, 0.176),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -146,15 +146,20 @@ def test_the_readme_figures_hold_where_stores_split():
 
 
 def test_the_readme_figures_hold_on_holdout18_s_groups():
-    """README, holdout18's first score: attention, the skinny matmul, RMSNorm and the fp16 add rank 0.81-0.95; the two
-    matmuls whose A rows start unaligned rank 0.79 and 0.37 with picks 90 % and 69 % slow; the transpose -0.16."""
-    scores = {s.case.removeprefix("holdout18_"): s for s in _scores("holdout18", "h200_holdout18.csv")}
+    """README, holdout18 and the layout Triton proves: attention, the skinny matmul, RMSNorm and the fp16 add rank
+    0.81-0.96; the fp16 matmul whose B columns wrap at N = 3,001 ranks 0.90 with its pick 35 % slow, the bf16 one with
+    a [N, K] weight 0.78 (pick 69 %), holdout's 1,000 x 3,000 x 1,500 matmul 0.80; the fp32 reversal of holdout13
+    0.76; the transpose -0.16."""
+    scores = {s.case: s for split in ("holdout", "holdout13", "holdout18")
+              for s in _scores(split, f"h200_{split}.csv")}
     good = ["attention_fp16_d64_bh16_s2999", "matmul_fp16_skinny_m5", "rmsnorm_bf16_5000x4099", "add_fp16_20M"]
-    assert all(0.805 <= scores[name].rho <= 0.955 for name in good)
-    fp16, bf16 = scores["matmul_fp16_1999x3001x1001"], scores["matmul_bf16_wt_777x5003x2049"]
-    assert round(fp16.rho, 2) == 0.79 and round(bf16.rho, 2) == 0.37
-    assert round(fp16.regret, 2) == 0.90 and round(bf16.regret, 2) == 0.69
-    assert round(scores["transpose_fp32_3001x4099"].rho, 2) == -0.16
+    assert all(0.805 <= scores[f"holdout18_{name}"].rho <= 0.965 for name in good)
+    fp16, bf16 = scores["holdout18_matmul_fp16_1999x3001x1001"], scores["holdout18_matmul_bf16_wt_777x5003x2049"]
+    assert round(fp16.rho, 2) == 0.90 and round(bf16.rho, 2) == 0.78
+    assert round(fp16.regret, 2) == 0.35 and round(bf16.regret, 2) == 0.69
+    assert round(scores["holdout_matmul_fp16_1000x3000x1500"].rho, 2) == 0.80
+    assert round(scores["holdout13_flip_cast_fp32_to_bf16_4096x5000"].rho, 2) == 0.76
+    assert round(scores["holdout18_transpose_fp32_3001x4099"].rho, 2) == -0.16
 
 
 def test_the_readme_figures_hold_on_what_to_trust():
@@ -186,8 +191,8 @@ def test_six_held_out_sets_meet_every_threshold():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout3", "holdout4", "holdout8", "holdout13", "holdout16"}
-    pooled = validate.summary(scores)  # README: the 181 groups pooled score 0.79 (0.44) / 2.4 % / 29 % / 16 %
-    assert len(scores) == 181 and pooled["rho"] >= 0.792 and pooled["rho_p10"] >= 0.438
+    pooled = validate.summary(scores)  # README: the 181 groups pooled score 0.79 (0.45) / 2.4 % / 29 % / 16 %
+    assert len(scores) == 181 and pooled["rho"] >= 0.793 and pooled["rho_p10"] >= 0.447
     assert pooled["regret"] <= 0.025 and pooled["regret_p90"] <= 0.286 and pooled["mape"] <= 0.159
 
 
@@ -202,7 +207,7 @@ def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds(
         scores += mine
     pooled = validate.summary(scores)
     assert len(scores) == 181 and validate.passes(pooled) and meet == 10
-    assert pooled["rho"] >= 0.832 and pooled["regret_p90"] <= 0.219 and pooled["mape"] <= 0.163
+    assert pooled["rho"] >= 0.821 and pooled["regret_p90"] <= 0.219 and pooled["mape"] <= 0.163
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
@@ -405,17 +410,30 @@ def test_split_store_pieces_go_at_the_rate_the_streams_probe_gives():
     assert median_rho(spec.split_pieces_per_clk) >= 0.85 > 0.8 > median_rho(1e9)
 
 
-def test_l1_line_rate_is_the_measured_median():
-    """A unit's L1 serves a load's lines at MachineSpec.l1_lines_per_clk: the H200's preset is the median of the
-    measured rates at 8 to 32 lines a request, the same with 1, 2 or 4 sectors a line; stores, which pass through
-    to the L2, are slower still and are left to the L2 term."""
+def test_l1_rates_are_the_measured_ones():
+    """A unit's L1 serves a load's words one a bank a wavefront (MachineSpec.l1_wavefronts_per_clk) and looks up its
+    lines' tags at l1_lines_per_clk. Loads of one word from each of 8-32 lines whose words share banks (l1_lines.py:
+    1-4 sectors a line, the same words) and of 32 rows 128 or 16,384 B apart (l1_banks.py) run a wavefront a line,
+    about one a clock, from the L1 or streaming; rows whose words spread over the banks run 2.7-4 lines a clock from
+    the L1 and 1.7-2.4 streaming along the rows, the preset the streams of 4-byte elements. Stores, which pass
+    through to the L2, are slower still and are left to the L2 term."""
     with open(validate.DATA / "h200_l1_lines.json") as f:
         data = json.load(f)
-    many = [run["lines_per_clk"] for run in data["loads"] if run["lines"] >= 8]
+    with open(validate.DATA / "h200_l1_banks.json") as f:
+        probe = json.load(f)
+    banks, streams = probe["loads"], probe["streams"]
     spec = validate.get_spec("h200")
-    assert len(many) == 5 and abs(np.median(many) / spec.l1_lines_per_clk - 1) <= 0.01
-    assert max(many) / min(many) < 1.05
-    assert max(run["lines_per_clk"] for run in data["stores"]) < spec.l1_lines_per_clk / 2
+    one_bank = [run["lines_per_clk"] for run in data["loads"] if run["lines"] >= 8] + [
+        run["lines_per_clk"] for run in banks + streams if run["banks"] == 1]
+    assert len(one_bank) == 12 and abs(np.median(one_bank) / spec.l1_wavefronts_per_clk - 1) <= 0.02
+    assert max(one_bank) / min(one_bank) < 1.06
+    resident = [run["lines_per_clk"] for run in banks if run["banks"] >= 16 and run["programs_per_unit"] == 16]
+    streamed = {(run["itemsize"], run["stride"]): run["lines_per_clk"] for run in streams
+                if run["banks"] >= 4 and run["programs_per_unit"] == 16}
+    assert min(resident) > 2.5 * spec.l1_wavefronts_per_clk
+    assert abs(np.median([r for (size, _), r in streamed.items() if size == 4]) / spec.l1_lines_per_clk - 1) <= 0.02
+    assert spec.l1_lines_per_clk < min(r for (size, _), r in streamed.items() if size == 2) < min(resident)
+    assert max(run["lines_per_clk"] for run in data["stores"]) < spec.l1_wavefronts_per_clk / 2
 
 
 def test_triton_lays_a_tile_with_no_contiguous_dim_down_its_rows():
@@ -456,12 +474,12 @@ def test_the_readme_figures_hold_on_the_register_estimate():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.14 s of CPU (p90 0.51 s, at most 1.9 s), as measured
+    """README: modeling one stored config took a median 0.13 s of CPU (p90 0.50 s, at most 8.0 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
     assert len(seconds) == 4637
-    assert np.median(seconds) <= 0.137 and np.percentile(seconds, 90) <= 0.511 and max(seconds) <= 1.93
+    assert np.median(seconds) <= 0.131 and np.percentile(seconds, 90) <= 0.502 and max(seconds) <= 7.98
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():

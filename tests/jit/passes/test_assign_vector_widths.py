@@ -67,6 +67,40 @@ def block_rows_sum(x_ptr, out_ptr, n_rows, n_cols, BLOCK_R: tl.constexpr, BLOCK_
     tl.store(out_ptr + tl.arange(0, BLOCK_R)[:, None] * BLOCK_C + tl.arange(0, BLOCK_C)[None, :], acc)
 
 
+@jit
+def b_tiles(b_ptr, bt_ptr, out_ptr, N, K, stride_bk, BLOCK_K: tl.constexpr, BLOCK_N: tl.constexpr):
+    """A matmul's B tile as the tutorial builds it, columns wrapped at N, and a K-major one read from a [N, K]
+    weight."""
+    offs_n = (tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    b = tl.load(b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :])
+    bt = tl.load(bt_ptr + offs_n[None, :] * K + offs_k[:, None])
+    tl.store(out_ptr + offs_k[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :], b + bt)
+
+
+def _accesses(jit_fn, args: dict, constexprs: dict) -> list[dict]:
+    signature, _, runtime = jit_fn.bind(tuple(args.values()), dict(constexprs))
+    func = compile_kernel(jit_fn, signature)
+    run_passes(func, num_warps=4, divisible=frozenset(jit_fn.divisibility(runtime)))
+    return [op.attrs for op in func.walk() if op.name in ("tile.load", "tile.store")]
+
+
+@pytest.mark.parametrize("n, k, wrapped_fastest, weight_vector", [(4096, 4096, None, 8), (3001, 4096, 0, 8),
+                                                                  (4096, 1001, None, 1)])
+def test_the_layout_runs_along_the_dim_triton_proves_contiguous(n, k, wrapped_fastest, weight_vector):
+    """Columns wrapped at an N Triton knows to be a multiple of 16 run in runs of 16; at an odd N no dim of the
+    tile is proven contiguous and Triton lays it down the K rows, one element a lane (threadsPerWarp [32, 1],
+    order [0, 1] in its build of holdout18's 1,999 x 3,001 x 1,001 matmul). A K-major tile runs along K, as
+    wide as K's alignment allows."""
+    b, bt = np.zeros(k * n, np.float16), np.zeros(n * k, np.float16)
+    wrapped, weight, _ = _accesses(b_tiles, {"b": b, "bt": bt, "out": np.zeros(64 * 64, np.float16), "N": n,
+                                             "K": k, "stride_bk": n}, {"BLOCK_K": 64, "BLOCK_N": 64})
+    assert wrapped.get("fastest_dim") == wrapped_fastest and bool(wrapped.get("strided")) == (n % 16 != 0)
+    if wrapped_fastest is not None:
+        assert (wrapped["fastest_per_thread"], wrapped["fastest_vector"]) == (1, 1)
+    assert weight["strided"] and weight["fastest_dim"] == 0 and weight["fastest_vector"] == weight_vector
+
+
 def _vectors(jit_fn, args: dict, constexprs: dict, attr: str = "vector") -> list[int]:
     """(load, store) vector widths the pass records, the arguments specialised as a launch specialises them."""
     signature, _, runtime = jit_fn.bind(tuple(args.values()), dict(constexprs))
