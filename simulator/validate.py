@@ -56,7 +56,8 @@ HELD_OUT = {"holdout": "h200_holdout.csv", "holdout2": "h200_holdout2.csv", "hol
             "holdout7": "h200_holdout7.csv", "holdout8": "h200_holdout8.csv", "holdout9": "h200_holdout9.csv",
             "holdout10": "h200_holdout10.csv", "holdout11": "h200_holdout11.csv", "holdout12": "h200_holdout12.csv",
             "holdout13": "h200_holdout13.csv", "holdout14": "h200_holdout14.csv", "holdout15": "h200_holdout15.csv",
-            "holdout16": "h200_holdout16.csv", "holdout17": "h200_holdout17.csv", "holdout18": "h200_holdout18.csv"}
+            "holdout16": "h200_holdout16.csv", "holdout17": "h200_holdout17.csv", "holdout18": "h200_holdout18.csv",
+            "holdout19": "h200_holdout19.csv"}
 
 
 @dataclass
@@ -265,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="sweep CSVs (default: h200_sweep.csv, and the held-out split's own CSV)")
     parser.add_argument("--modeled", type=Path, default=DATA / "h200_counters.jsonl")
     parser.add_argument("--split", choices=("calibration", "validation", *HELD_OUT, "all"), default="validation",
-                        help="holdout, holdout2..holdout18: kernels measured once and scored once, after the model was "
+                        help="holdout, holdout2..holdout19: kernels measured once and scored once, after the model was "
                              "built")
     parser.add_argument("--family", action="append", help="only these families")
     parser.add_argument("--case", action="append", help="only these groups")

@@ -1,8 +1,8 @@
 """The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
-the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", ..., "holdout18").
+the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", ..., "holdout19").
 
 Each set's kernels and cases are a module of their own: holdout1.py (split "holdout"), holdout2.py, ...,
-holdout18.py. They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
+holdout19.py. They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from holdout15 import holdout15_cases
 from holdout16 import holdout16_cases
 from holdout17 import holdout17_cases
 from holdout18 import holdout18_cases
+from holdout19 import holdout19_cases
 from sweep_cases import Case
 
 
@@ -32,4 +33,5 @@ def heldout_cases() -> list[Case]:
     return (holdout_cases() + holdout2_cases() + holdout3_cases() + holdout4_cases() + holdout5_cases()
             + holdout6_cases() + holdout7_cases() + holdout8_cases() + holdout9_cases() + holdout10_cases()
             + holdout11_cases() + holdout12_cases() + holdout13_cases() + holdout14_cases()
-            + holdout15_cases() + holdout16_cases() + holdout17_cases() + holdout18_cases())
+            + holdout15_cases() + holdout16_cases() + holdout17_cases() + holdout18_cases()
+            + holdout19_cases())
