@@ -31,7 +31,9 @@ on one unit, in cycles (per-program counts are launch totals / programs):
              unrolls, whose loads issue together: all trips of a small constant-trip loop, 4 of a small body
              otherwise, 1 when the body writes memory or waits at a barrier, or outside loops), rounds x
              max(work, (trip + work) / depth) + trip when they are software-pipelined (the copies for iteration
-             i + depth issue once iteration i's work is done, so two stages overlap nothing);
+             i + depth issue once iteration i's work is done, so two stages overlap nothing); either way an
+             iteration's loads take at least b x the L1 cycles of one program's round (its share, by bytes, of the
+             program's l1 term: the unit's L1 serves the resident programs' rounds in turn);
              trip = (L^p + Q^p)^(1/p) + (chain - 1) L:
              the unloaded round trip L of the level the loads come from and the time Q the bandwidth takes to
              serve the bytes every resident program keeps in flight (Little's law, fitted to the measured curve;
@@ -231,7 +233,15 @@ class _PerProgram:
         self.tensor_per_flop = tensor / flops if flops else 0.0
         self.transpose_cycles = transposed * spec.mma_transpose_cycles / n
         spilled = max(0, counters.registers_per_thread - register_budget(spec, num_warps))
-        self.phases = [_Phase.of(key, counters, n) for key in counters.phase_rounds if counters.phase_rounds[key]]
+        keys = [key for key in counters.phase_rounds if counters.phase_rounds[key]]
+        self.phases = [_Phase.of(key, counters, n) for key in keys]
+        # the L1's cycles for one program's loads (their tags and their data banks' wavefronts, whichever take
+        # longer), and for one round of each phase: the program's, shared among its phases by the bytes they load
+        self.l1_load_cycles = max(counters.load_lines / spec.l1_lines_per_clk,
+                                  counters.load_wavefronts / spec.l1_wavefronts_per_clk) / n
+        loaded = sum(counters.phase_bytes.get(key, 0) for key in keys)
+        self.l1_rounds = [self.l1_load_cycles * counters.phase_bytes.get(key, 0) / loaded / phase.rounds
+                          if loaded else 0.0 for key, phase in zip(keys, self.phases)]
         # every spilled register goes to local memory and back spill_traffic times per iteration of the
         # program's main loop (an accumulator that does not fit is stored and reloaded at every step)
         iterations = max([1.0] + [phase.rounds for phase in self.phases])
@@ -252,8 +262,6 @@ class _PerProgram:
         self.memory_instructions = pipes["memory"]  # issued inside the memory phases, not after them
         self.num_warps = num_warps
         self.wavefronts = counters.shared_wavefronts / n
-        self.l1_lines = counters.load_lines / n
-        self.l1_wavefronts = counters.load_wavefronts / n
         self.split_pieces = counters.store_split_sectors / n
         self.spill_bytes = spill_instructions * spec.warp_size * 4
         self.spill_footprint = spilled * 4 * num_warps * spec.warp_size  # local memory one program keeps
@@ -286,17 +294,21 @@ class _PerProgram:
         DRAM bandwidths), the work of each iteration (after its loads arrive, or overlapped with the loads of
         later iterations when they are pipelined), the rest of its work and its barriers. Work is instruction
         issue (one warp issues warp_issue_ipc instructions per clock on average: its dependent chains stall it)
-        and the program's own dots at the unit's tensor rate."""
+        and the program's own dots at the unit's tensor rate. A round's loads arrive no sooner than the unit's L1
+        serves the rounds of all its resident programs (a matmul whose B tile is read down its rows, 32 lines a warp
+        load, on one 8-warp program a unit: loads, then shared-memory stores and the MMAs, in turn)."""
         per_warp = 1.0 / (self.num_warps * spec.warp_issue_ipc)
         cycles, phase_work, phase_flops = 0.0, 0.0, 0.0
-        for phase in self.phases:
+        for phase, l1_round in zip(self.phases, self.l1_rounds):
             work = phase.work * per_warp + phase.flops * self.tensor_per_flop
+            served = per_unit * l1_round  # the unit's L1 serves the resident programs' rounds in turn
             if phase.depth:
                 period, trip = phase.pipelined(spec, per_unit * units, work)
-                cycles += phase.rounds * period + trip
+                cycles += phase.rounds * max(period, served) + trip
             else:
                 copies = phase.unrolled(spec, self.num_warps)
-                cycles += phase.rounds * (phase.round_trip(spec, per_unit * units, copies) / copies + work)
+                trip = phase.round_trip(spec, per_unit * units, copies) / copies
+                cycles += phase.rounds * (max(trip, served) + work)
             phase_work += phase.work * phase.rounds
             phase_flops += phase.flops * phase.rounds
         rest = (max(0.0, self.instructions - self.memory_instructions - phase_work) * per_warp
@@ -455,8 +467,7 @@ def _wave_components(p: _PerProgram, spec: MachineSpec, per_unit: int, units: in
         "tensor": per_unit * p.tensor_cycles * spec.tensor_subcores / min(spec.tensor_subcores, warps),
         "issue": max(per_unit * p.pipe_cycles, per_unit * p.instructions / issue_rate),
         "shared": per_unit * (p.wavefronts / spec.shared_wavefronts_per_clk + p.transpose_cycles),
-        "l1": per_unit * max(p.l1_lines / spec.l1_lines_per_clk, p.l1_wavefronts / spec.l1_wavefronts_per_clk,
-                             p.split_pieces / spec.split_pieces_per_clk),
+        "l1": per_unit * max(p.l1_load_cycles, p.split_pieces / spec.split_pieces_per_clk),
         "l2": per_unit * (p.l2_bytes / l2_per_clk + p.l2_load_bytes / l2_load_per_clk),
         "dram": per_unit * (p.dram_bytes + spill_dram) / dram_per_clk,
         "latency": p.critical_path(spec, per_unit, units) + spill_wait,

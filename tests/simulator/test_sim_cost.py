@@ -135,6 +135,26 @@ def test_a_small_loop_body_is_unrolled_and_its_loads_overlap(work, copies, key, 
     assert latency == pytest.approx((trips + work_cycles) / spec.clock_hz, rel=0.02)
 
 
+@pytest.mark.parametrize("programs", [1, 2, 8])
+def test_a_round_waits_for_the_unit_s_l1_to_serve_every_resident_program_s_round(programs):
+    """A loop whose loads wait each iteration gets them no sooner than the unit's L1 serves them: one program's
+    rounds of 64 requests down 32 rows (2,048 lines at l1_lines_per_clk) take longer than a DRAM round trip, and
+    the resident programs' rounds are served in turn. Loads of one line a request keep the round trip."""
+    spec = get_spec("h200")
+    rounds, requests = 64, 64  # per program; 2 KiB a round
+    units = spec.units * programs  # `programs` programs on every unit
+
+    def latency(lines_per_request, wavefronts_per_request=1):
+        loop = chain(rounds, bytes_per_round=2048, programs=units, load_lines=rounds * requests * lines_per_request
+                     * units, load_wavefronts=rounds * requests * wavefronts_per_request * units)
+        return estimate(loop, units, spec).components["latency"] * spec.clock_hz
+
+    served = programs * requests * 32 / spec.l1_lines_per_clk
+    assert served > spec.dram_round_cycles
+    assert latency(32) == pytest.approx(rounds * served, rel=0.02)
+    assert latency(1) == pytest.approx(latency(0, 0), rel=1e-9)  # the round trip, as without the L1
+
+
 @pytest.mark.parametrize("work", [100, 2000])
 def test_a_two_stage_pipeline_overlaps_nothing_and_deeper_ones_hide_the_round_trip(work):
     """Software pipelining: the copies for iteration i + depth issue once iteration i's work is done, so with two

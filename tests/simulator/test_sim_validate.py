@@ -106,25 +106,25 @@ def test_the_readme_figures_hold_on_the_validation_split():
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.829, 0.0, 0.091, 0.174),
+    ("holdout", 10, 0.842, 0.0, 0.091, 0.174),
     ("holdout2", 11, 0.679, 0.079, 0.165, 0.104),
-    ("holdout3", 10, 0.808, 0.0, 0.201, 0.176),
+    ("holdout3", 10, 0.86, 0.0, 0.201, 0.163),
     ("holdout4", 10, 0.831, 0.0, 0.129, 0.144),
-    ("holdout5", 10, 0.795, 0.047, 0.392, 0.163),
+    ("holdout5", 10, 0.793, 0.047, 0.392, 0.162),
     ("holdout6", 10, 0.774, 0.044, 0.385, 0.139),
     ("holdout7", 10, 0.752, 0.013, 0.13, 0.142),
     ("holdout8", 10, 0.862, 0.0, 0.067, 0.165),
-    ("holdout9", 10, 0.744, 0.0, 0.087, 0.157),
+    ("holdout9", 10, 0.744, 0.0, 0.055, 0.157),
     ("holdout10", 10, 0.654, 0.023, 0.262, 0.161),
     ("holdout11", 10, 0.761, 0.059, 0.287, 0.167),
     ("holdout12", 10, 0.657, 0.062, 0.244, 0.178),
-    ("holdout13", 10, 0.845, 0.052, 0.197, 0.24),
+    ("holdout13", 10, 0.845, 0.052, 0.197, 0.238),
     ("holdout14", 10, 0.873, 0.11, 0.415, 0.17),
-    ("holdout15", 6, 0.757, 0.109, 0.173, 0.197),
+    ("holdout15", 6, 0.781, 0.109, 0.182, 0.197),
     ("holdout16", 13, 0.881, 0.0, 0.208, 0.162),
     ("holdout17", 10, 0.743, 0.0, 0.102, 0.165),
-    ("holdout18", 11, 0.779, 0.024, 0.354, 0.176),
-    ("holdout19", 13, 0.804, 0.032, 0.287, 0.212),
+    ("holdout18", 11, 0.779, 0.024, 0.254, 0.176),
+    ("holdout19", 13, 0.815, 0.032, 0.063, 0.178),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -147,20 +147,23 @@ def test_the_readme_figures_hold_where_stores_split():
 
 
 def test_the_readme_figures_hold_on_holdout18_s_groups():
-    """README, holdout18 and the layout Triton proves: attention, the skinny matmul, RMSNorm and the fp16 add rank
-    0.81-0.96; the fp16 matmul whose B columns wrap at N = 3,001 ranks 0.90 with its pick 35 % slow, the bf16 one with
-    a [N, K] weight 0.78 (pick 69 %), holdout's 1,000 x 3,000 x 1,500 matmul 0.80; the fp32 reversal of holdout13
-    0.76; the transpose -0.16."""
-    scores = {s.case: s for split in ("holdout", "holdout13", "holdout18")
+    """README, holdout18, the layout Triton proves and the L1's time in a round: attention, the skinny matmul, RMSNorm
+    and the fp16 add rank 0.81-0.96; the odd-N matmuls' picks run 5 % (holdout18), 9 % and 5 % slow (holdout19), the
+    bf16 one with a [N, K] weight 69 % (rho 0.78); Triton's looped LayerNorm ranks 0.89, the Welford one 0.78, the
+    64-channel im2col 0.79, the depthwise convolution 0.81, holdout19's LayerNorm 0.88; the transpose -0.16."""
+    scores = {s.case: s for split in ("holdout3", "holdout13", "holdout14", "holdout15", "holdout18", "holdout19")
               for s in _scores(split, f"h200_{split}.csv")}
     good = ["attention_fp16_d64_bh16_s2999", "matmul_fp16_skinny_m5", "rmsnorm_bf16_5000x4099", "add_fp16_20M"]
     assert all(0.805 <= scores[f"holdout18_{name}"].rho <= 0.965 for name in good)
-    fp16, bf16 = scores["holdout18_matmul_fp16_1999x3001x1001"], scores["holdout18_matmul_bf16_wt_777x5003x2049"]
-    assert round(fp16.rho, 2) == 0.90 and round(bf16.rho, 2) == 0.78
-    assert round(fp16.regret, 2) == 0.35 and round(bf16.regret, 2) == 0.69
-    assert round(scores["holdout_matmul_fp16_1000x3000x1500"].rho, 2) == 0.80
-    assert round(scores["holdout13_flip_cast_fp32_to_bf16_4096x5000"].rho, 2) == 0.76
-    assert round(scores["holdout18_transpose_fp32_3001x4099"].rho, 2) == -0.16
+    picks = {case: round(scores[case].regret, 2) for case in (
+        "holdout18_matmul_fp16_1999x3001x1001", "holdout19_matmul_fp16_3000x1000x2000",
+        "holdout19_matmul_bf16_2048x4100x1536", "holdout18_matmul_bf16_wt_777x5003x2049")}
+    assert list(picks.values()) == [0.05, 0.09, 0.05, 0.69]
+    assert round(scores["holdout18_matmul_bf16_wt_777x5003x2049"].rho, 2) == 0.78
+    ranks = {"holdout3_layernorm_looped_bf16_16384x3000": 0.89, "holdout15_welford_layernorm_fp16_8192x7000": 0.78,
+             "holdout13_im2col_fp16_n8_56x56_c64": 0.79, "holdout14_depthwise_conv3x3_fp16_n32_56x56_c128": 0.81,
+             "holdout19_layernorm_bf16_7000x2049": 0.88, "holdout18_transpose_fp32_3001x4099": -0.16}
+    assert {case: round(scores[case].rho, 2) for case in ranks} == ranks
 
 
 def test_the_readme_figures_hold_on_what_to_trust():
@@ -181,34 +184,35 @@ def test_the_readme_figures_hold_on_what_to_trust():
     assert 0.25 <= min(row_sums) and max(row_sums) <= 0.75
 
 
-def test_six_held_out_sets_meet_every_threshold():
-    """README and tutorial 04: holdout, holdout3, holdout4, holdout8, holdout13 and holdout16 meet the validation
-    thresholds (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other thirteen do not. And the figures
-    of all groups pooled."""
+def test_seven_held_out_sets_meet_every_threshold():
+    """README and tutorial 04: holdout, holdout3, holdout4, holdout8, holdout13, holdout16 and holdout19 meet the
+    validation thresholds (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other twelve do not. And
+    the figures of all groups pooled."""
     meet, scores = set(), []
     for split, csv_name in validate.HELD_OUT.items():
         scores += (mine := _scores(split, csv_name))
         t = validate.summary(mine)
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
-    assert meet == {"holdout", "holdout3", "holdout4", "holdout8", "holdout13", "holdout16"}
-    pooled = validate.summary(scores)  # README: the 194 groups pooled score 0.796 (0.47) / 2.5 % / 29 % / 16 %
-    assert len(scores) == 194 and pooled["rho"] >= 0.795 and pooled["rho_p10"] >= 0.466
-    assert pooled["regret"] <= 0.025 and pooled["regret_p90"] <= 0.291 and pooled["mape"] <= 0.162
+    assert meet == {"holdout", "holdout3", "holdout4", "holdout8", "holdout13", "holdout16", "holdout19"}
+    pooled = validate.summary(scores)  # README: the 194 groups pooled score 0.80 (0.49) / 2.5 % / 25.6 % / 16 %
+    assert len(scores) == 194 and pooled["rho"] >= 0.801 and pooled["rho_p10"] >= 0.492
+    assert pooled["regret"] <= 0.025 and pooled["regret_p90"] <= 0.257 and pooled["mape"] <= 0.159
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
     """README: scored with Triton's own register and spill counts in place of the estimate
-    (`python -m simulator.validate --compiled-registers`), the 194 held-out groups pooled pass every threshold and ten
-    sets meet them (six with the estimate): the register estimate is the largest part of the held-out error."""
+    (`python -m simulator.validate --compiled-registers`), the 194 held-out groups pooled pass every threshold and
+    eleven sets meet them (seven with the estimate): the register estimate is the largest part of the held-out
+    error."""
     scores, meet = [], 0
     for split, csv_name in validate.HELD_OUT.items():
         mine = _scores(split, csv_name, compiled_registers=True)
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
-    assert len(scores) == 194 and validate.passes(pooled) and meet == 10
-    assert pooled["rho"] >= 0.819 and pooled["regret_p90"] <= 0.245 and pooled["mape"] <= 0.164
+    assert len(scores) == 194 and validate.passes(pooled) and meet == 11
+    assert pooled["rho"] >= 0.825 and pooled["regret_p90"] <= 0.19 and pooled["mape"] <= 0.161
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
