@@ -19,8 +19,12 @@ Run on a machine with a CUDA GPU, torch and triton:  python benchmarks/gpu/l1_ba
 from __future__ import annotations
 
 import json
-import subprocess
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from l1_lines import sm_clock_hz  # noqa: E402
 
 # (element bytes, row stride in bytes, programs a unit)
 PATTERNS = ((4, 128, 16), (4, 256, 16), (4, 132, 16), (4, 136, 16), (4, 160, 16), (2, 128, 16), (2, 130, 16),
@@ -54,7 +58,7 @@ def main(out_path: str) -> None:
 
     props = torch.cuda.get_device_properties(0)
     units = props.multi_processor_count
-    clock_hz = _clock_hz()
+    clock_hz = sm_clock_hz()
     block = 32 * WARPS
     runs = []
     for itemsize, stride, per_unit in PATTERNS:
@@ -102,13 +106,6 @@ def main(out_path: str) -> None:
            "units": units, "clock_hz": clock_hz, "warps": WARPS, "iterations": ITERS}
     with open(out_path, "w") as f:
         json.dump({"environment": env, "loads": runs, "streams": streams}, f, indent=1)
-
-
-def _clock_hz() -> float:
-    """The SM clock nvidia-smi reports now (the H200 runs at its 1,980 MHz boost under these loads)."""
-    text = subprocess.run(["nvidia-smi", "--query-gpu=clocks.max.sm", "--format=csv,noheader,nounits"],
-                          capture_output=True, text=True, check=True).stdout
-    return float(text.split()[0]) * 1e6
 
 
 if __name__ == "__main__":

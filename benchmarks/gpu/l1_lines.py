@@ -57,7 +57,7 @@ def main(out_path: str) -> None:
 
     props = torch.cuda.get_device_properties(0)
     units = props.multi_processor_count
-    clock_hz = _clock_hz()
+    clock_hz = sm_clock_hz()
     programs = units * 16
     block = 32 * WARPS
     src = torch.randn(64 * 32, device="cuda")
@@ -85,7 +85,7 @@ def main(out_path: str) -> None:
         json.dump({"environment": env, "loads": loads, "stores": stores}, f, indent=1)
 
 
-def _clock_hz() -> float:
+def sm_clock_hz() -> float:
     """The SM clock nvidia-smi reports now (the H200 runs at its 1,980 MHz boost under these loads)."""
     text = subprocess.run(["nvidia-smi", "--query-gpu=clocks.max.sm", "--format=csv,noheader,nounits"],
                           capture_output=True, text=True, check=True).stdout

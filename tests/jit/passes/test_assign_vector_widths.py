@@ -79,6 +79,7 @@ def b_tiles(b_ptr, bt_ptr, out_ptr, N, K, stride_bk, BLOCK_K: tl.constexpr, BLOC
 
 
 def _accesses(jit_fn, args: dict, constexprs: dict) -> list[dict]:
+    """The attrs the pass records on each load and store, the arguments specialised as a launch specialises them."""
     signature, _, runtime = jit_fn.bind(tuple(args.values()), dict(constexprs))
     func = compile_kernel(jit_fn, signature)
     run_passes(func, num_warps=4, divisible=frozenset(jit_fn.divisibility(runtime)))
@@ -102,11 +103,8 @@ def test_the_layout_runs_along_the_dim_triton_proves_contiguous(n, k, wrapped_fa
 
 
 def _vectors(jit_fn, args: dict, constexprs: dict, attr: str = "vector") -> list[int]:
-    """(load, store) vector widths the pass records, the arguments specialised as a launch specialises them."""
-    signature, _, runtime = jit_fn.bind(tuple(args.values()), dict(constexprs))
-    func = compile_kernel(jit_fn, signature)
-    run_passes(func, num_warps=4, divisible=frozenset(jit_fn.divisibility(runtime)))
-    return [op.attrs[attr] for op in func.walk() if op.name in ("tile.load", "tile.store")]
+    """(load, store) vector widths the pass records."""
+    return [attrs[attr] for attrs in _accesses(jit_fn, args, constexprs)]
 
 
 @pytest.mark.parametrize("dtype, full", [(np.float32, 4), (np.float16, 8)])
