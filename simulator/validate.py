@@ -51,7 +51,7 @@ THRESHOLDS = {"rho": 0.8, "regret": 0.10, "regret_p90": 0.25, "mape": 0.25}
 # store share, scored once likewise; holdout16 (the sweep's own kernels at new shapes) after the L2 took its measured
 # rate for async copies and K-major dot operands lost their layout change, scored once likewise; holdout17 after the
 # block scheduler's measured rate bounded launches and 64-bit offsets took two registers, scored once likewise;
-# holdout18 to holdout20 (the last the library's own Qwen3.5 kernels) each after the changes the README lists before
+# holdout18 to holdout21 (the last two the library's own Qwen3.5 kernels) each after the changes the README lists before
 # it, scored once likewise
 HELD_OUT = {"holdout": "h200_holdout.csv", "holdout2": "h200_holdout2.csv", "holdout3": "h200_holdout3.csv",
             "holdout4": "h200_holdout4.csv", "holdout5": "h200_holdout5.csv", "holdout6": "h200_holdout6.csv",
@@ -59,7 +59,8 @@ HELD_OUT = {"holdout": "h200_holdout.csv", "holdout2": "h200_holdout2.csv", "hol
             "holdout10": "h200_holdout10.csv", "holdout11": "h200_holdout11.csv", "holdout12": "h200_holdout12.csv",
             "holdout13": "h200_holdout13.csv", "holdout14": "h200_holdout14.csv", "holdout15": "h200_holdout15.csv",
             "holdout16": "h200_holdout16.csv", "holdout17": "h200_holdout17.csv", "holdout18": "h200_holdout18.csv",
-            "holdout19": "h200_holdout19.csv", "holdout20": "h200_holdout20.csv"}
+            "holdout19": "h200_holdout19.csv", "holdout20": "h200_holdout20.csv",
+            "holdout21": "h200_holdout21.csv"}
 
 
 @dataclass
@@ -268,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="sweep CSVs (default: h200_sweep.csv, and the held-out split's own CSV)")
     parser.add_argument("--modeled", type=Path, default=DATA / "h200_counters.jsonl")
     parser.add_argument("--split", choices=("calibration", "validation", *HELD_OUT, "all"), default="validation",
-                        help="holdout, holdout2..holdout20: kernels measured once and scored once, after the model was "
+                        help="holdout, holdout2..holdout21: kernels measured once and scored once, after the model was "
                              "built")
     parser.add_argument("--family", action="append", help="only these families")
     parser.add_argument("--case", action="append", help="only these groups")

@@ -126,6 +126,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout18", 11, 0.779, 0.024, 0.254, 0.176),
     ("holdout19", 13, 0.815, 0.032, 0.063, 0.178),
     ("holdout20", 8, 0.692, 0.085, 0.139, 0.124),
+    ("holdout21", 8, 0.224, 0.025, 8.594, 0.203),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -187,7 +188,7 @@ def test_the_readme_figures_hold_on_what_to_trust():
 
 def test_seven_held_out_sets_meet_every_threshold():
     """README and tutorial 04: holdout, holdout3, holdout4, holdout8, holdout13, holdout16 and holdout19 meet the
-    validation thresholds (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other thirteen do not. And
+    validation thresholds (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other fourteen do not. And
     the figures of all groups pooled."""
     meet, scores = set(), []
     for split, csv_name in validate.HELD_OUT.items():
@@ -196,14 +197,14 @@ def test_seven_held_out_sets_meet_every_threshold():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout3", "holdout4", "holdout8", "holdout13", "holdout16", "holdout19"}
-    pooled = validate.summary(scores)  # README: the 202 groups pooled score 0.796 (0.48) / 2.6 % / 25.3 % / 16 %
-    assert len(scores) == 202 and pooled["rho"] >= 0.795 and pooled["rho_p10"] >= 0.48
-    assert pooled["regret"] <= 0.026 and pooled["regret_p90"] <= 0.254 and pooled["mape"] <= 0.158
+    pooled = validate.summary(scores)  # README: the 210 groups pooled score 0.794 (0.42) / 2.6 % / 26 % / 16 %
+    assert len(scores) == 210 and pooled["rho"] >= 0.793 and pooled["rho_p10"] >= 0.42
+    assert pooled["regret"] <= 0.026 and pooled["regret_p90"] <= 0.261 and pooled["mape"] <= 0.159
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
     """README: scored with Triton's own register and spill counts in place of the estimate
-    (`python -m simulator.validate --compiled-registers`), the 202 held-out groups pooled pass every threshold and
+    (`python -m simulator.validate --compiled-registers`), the 210 held-out groups pooled pass every threshold and
     eleven sets meet them (seven with the estimate): the register estimate is the largest part of the held-out
     error."""
     scores, meet = [], 0
@@ -212,8 +213,8 @@ def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds(
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
-    assert len(scores) == 202 and validate.passes(pooled) and meet == 11
-    assert pooled["rho"] >= 0.817 and pooled["regret_p90"] <= 0.189 and pooled["mape"] <= 0.159
+    assert len(scores) == 210 and validate.passes(pooled) and meet == 11
+    assert pooled["rho"] >= 0.816 and pooled["regret_p90"] <= 0.178 and pooled["mape"] <= 0.16
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
@@ -474,9 +475,9 @@ def test_the_readme_figures_hold_on_the_register_estimate():
                     errors.setdefault(split, []).append(abs(estimate / fact["n_regs"] - 1))
     median = {split: np.median(values) for split, values in errors.items()}
     assert {split: len(values) for split, values in errors.items()} == {
-        "calibration": 392, "validation": 670, "held out": 3045}
-    assert median["calibration"] <= 0.121 and median["validation"] <= 0.129 and median["held out"] <= 0.171
-    assert np.percentile(errors["held out"], 90) <= 0.43
+        "calibration": 392, "validation": 670, "held out": 3126}
+    assert median["calibration"] <= 0.121 and median["validation"] <= 0.129 and median["held out"] <= 0.173
+    assert np.percentile(errors["held out"], 90) <= 0.435
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
@@ -484,7 +485,7 @@ def test_the_readme_figures_hold_on_modeling_speed():
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
-    assert len(seconds) == 5005
+    assert len(seconds) == 5133
     assert np.median(seconds) <= 0.133 and np.percentile(seconds, 90) <= 0.517 and max(seconds) <= 7.98
 
 
