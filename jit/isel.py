@@ -11,14 +11,15 @@ elementwise kernels live:
 
 `lowering` says what other ops become (H200 SASS of the sweep kernels): widening a bf16 is a shift, widening an
 fp16 an HADD2.F32 on the FMA pipe, narrowing fp32 to 16 bits packs two values per F2FP, integers extend with a
-shift or select and narrow for free, a bitcast reinterprets a register, and an fp32 exp is five instructions.
+shift or select and narrow for free, a bitcast reinterprets a register, an fp32 exp is five instructions, and fp64
+arithmetic runs on its own pipe, its math functions as software routines.
 """
 
 from __future__ import annotations
 
 from dsl.dtypes import dtype
 from dsl.ir.core import Block, Operation, Value
-from dsl.ir.ops import OP
+from dsl.ir.ops import OP, OPS
 
 _LOGIC = frozenset({OP.ARITH_AND, OP.ARITH_OR, OP.ARITH_XOR})
 _ADDS = frozenset({OP.ARITH_ADD, OP.ARITH_SUB, OP.TILE_ADDPTR})
@@ -72,17 +73,34 @@ def lowering(op: str, source: dtype, target: dtype) -> dict[str, float] | None:
         return {}
     if op == OP.ARITH_CAST:
         return _cast(source, target)
-    if target.name == "fp32":
+    if target.is_fp32():
         return _FP32_SPECIAL.get(op)
+    if target.is_fp64() and OPS[op].cls in _FLOAT_ARITHMETIC:
+        return _FP64.get(op, {"fp64": 1})
     return None
 
 
 # fp32 special functions as Triton 3.6 builds them for the H200 (simulator/data/h200_sass_loops.jsonl's kernels,
 # SASS): exp is x * log2(e), then ex2.approx with its range fix-up (a compare and two predicated multiplies
-# around MUFU.EX2); exp2 the same without the first multiply
+# around MUFU.EX2); exp2 the same without the first multiply. log, log2, sin and cos are libdevice's exact routines:
+# as long as 34-37 FMA-pipe instructions an element (benchmarks/gpu/math_functions.py,
+# simulator/data/h200_math_functions.json: 0.27-0.29 clocks of a 128-lane unit)
 _FP32_SPECIAL = {
     OP.MATH_EXP: {"special": 1, "fp_mul": 3, "compare_select": 1},
     OP.MATH_EXP2: {"special": 1, "fp_mul": 2, "compare_select": 1},
+    OP.MATH_LOG: {"fp_fma": 35},
+    OP.MATH_LOG2: {"fp_fma": 34},
+    OP.MATH_SIN: {"fp_fma": 37},
+    OP.MATH_COS: {"fp_fma": 35},
+}
+
+# fp64 runs on its own 64-lane pipe; its special functions and division are software routines, as long as this
+# many fp64 instructions an element (the same probe: exp2 0.31, exp 0.30, log2 0.79, sin 0.56, cos 0.59, a division
+# 0.21 clocks of a unit an element); floating-point arithmetic is one instruction
+_FLOAT_ARITHMETIC = frozenset({"fp_add", "fp_mul", "fp_fma", "special"})
+_FP64 = {
+    OP.MATH_EXP: {"fp64": 19}, OP.MATH_EXP2: {"fp64": 20}, OP.MATH_LOG: {"fp64": 51}, OP.MATH_LOG2: {"fp64": 50},
+    OP.MATH_SIN: {"fp64": 36}, OP.MATH_COS: {"fp64": 38}, OP.ARITH_DIV: {"fp64": 13},
 }
 
 

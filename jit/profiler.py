@@ -709,8 +709,11 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
     lowered = isel.lowering(name, source, dtype)
     if lowered is None:
         return Counters(instructions={cls: execs * per}, simt_flops=flops)
-    return Counters(instructions={c: execs * _warp_instructions(math.ceil(held * k), num_warps, spec)
-                                  for c, k in lowered.items()}, simt_flops=flops)
+    # each thread issues k instructions an element it holds; a tile smaller than the warps is held by every warp
+    # (Triton replicates it), so each warp issues them (a fp64 sin of a rotary embedding's 32 angles on 16 warps)
+    per_thread = -(-max(1, held) // (num_warps * spec.warp_size))
+    return Counters(instructions={c: execs * num_warps * math.ceil(k * per_thread) for c, k in lowered.items()},
+                    simt_flops=flops)
 
 
 def _class(cls: str, dtype) -> str:

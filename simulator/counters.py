@@ -27,6 +27,7 @@ INSTRUCTION_CLASSES: Mapping[str, str] = {
     "compare_select": "alu",
     "branch": "branch",
     "shuffle": "shuffle",  # cross-lane exchange for warp reductions, scans and layout changes
+    "fp64": "fp64",  # double-precision arithmetic and its software math routines (DFMA, DADD, DMUL)
     "other": "alu",
 }
 

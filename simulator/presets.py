@@ -20,7 +20,7 @@ _FITTED = "fitted by simulator/fit.py on the calibration groups of simulator/dat
 
 # SIMT pipe widths (lanes per clock per unit) of a Hopper SM; reused, as an assumption, for MUSA.
 _HOPPER_PIPES = {"fma": 128.0, "alu": 64.0, "imad": 64.0, "special": 16.0, "conversion": 16.0, "branch": 64.0,
-                 "shuffle": 32.0, "memory": 32.0}
+                 "shuffle": 32.0, "memory": 32.0, "fp64": 64.0}
 
 H200 = {
     "name": ("h200", "H", "NVIDIA H200 SXM (GH100)"),

