@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 from holdout4 import _next_pow2
+from holdout5 import unique_max_logits
 from sweep_cases import Case, _f32, _grid_configs, _itemsize, _np_dtype, _rand
 from triton_twin import library_kernel
 
@@ -61,10 +62,7 @@ def softmax_rows_case(name, rows, vocab, dtype):
 def argmax_rows_case(name, rows, vocab, dtype):
     """Greedy decoding: the int32 index of each row's maximum (`argmax_rows`)."""
     def inputs(rng):
-        logits = _f32(_rand(rng, (rows, vocab), dtype, 2.0))
-        top = logits.argmax(axis=1)
-        logits[np.arange(rows), top] += 0.25  # a unique maximum in every row (dtype's rounding makes ties otherwise)
-        return {"x": logits.astype(_np_dtype(dtype)), "out": np.empty(rows, np.int32)}
+        return {"x": unique_max_logits(rng, rows, vocab, dtype), "out": np.empty(rows, np.int32)}
 
     def reference(x):
         return {"out": _f32(x["x"]).argmax(axis=1).astype(np.float64)}

@@ -130,12 +130,17 @@ def geglu_case(name, tokens, hidden, dtype):
 ARGMAX_CONFIGS = _grid_configs(WIDE_BLOCK_WARPS, limit=16, seed=42, keep=_whole_warps)
 
 
+def unique_max_logits(rng, rows: int, vocab: int, dtype: str) -> np.ndarray:
+    """Random logits in `dtype` whose every row has one largest value (its rounding would make ties otherwise), so
+    the index of the maximum is unambiguous."""
+    logits = _f32(_rand(rng, (rows, vocab), dtype, 2.0))
+    logits[np.arange(rows), logits.argmax(axis=1)] += 0.25
+    return logits.astype(_np_dtype(dtype))
+
+
 def argmax_case(name, rows, vocab, dtype):
     def inputs(rng):
-        logits = _f32(_rand(rng, (rows, vocab), dtype, 2.0))
-        top = logits.argmax(axis=1)
-        logits[np.arange(rows), top] += 0.25  # a unique maximum in every row (dtype's rounding makes ties otherwise)
-        return {"logits": logits.astype(_np_dtype(dtype)), "out": np.empty(rows, np.int32)}
+        return {"logits": unique_max_logits(rng, rows, vocab, dtype), "out": np.empty(rows, np.int32)}
 
     def reference(x):
         return {"out": _f32(x["logits"]).argmax(axis=1).astype(np.float64)}  # numpy: the first index of the max
