@@ -397,10 +397,12 @@ def lib_swiglu_case(name, split, m, n, k, dtype):
 
 
 def cases() -> list[Case]:
+    """Every case of the sweep: calibration and validation shapes of each family, then the held-out kernels and
+    the probe sets (streams, rowtiles)."""
     from heldout_cases import heldout_cases  # they build on this module's helpers
+    from row_tiles import row_tile_cases
     from streams import stream_cases
 
-    """Every case of the sweep: calibration and validation shapes of each family, then the held-out kernels."""
     c, v = "calibration", "validation"
     return [
         matmul_case("matmul_fp16_2048", c, 2048, 2048, 2048, "fp16", MATMUL_CONFIGS),
@@ -472,7 +474,7 @@ def cases() -> list[Case]:
         # moves one element per instruction, 16 bytes apart lane to lane; how those stores reach the L2
         add_case("add_fp32_unaligned_32M", c, (1 << 25) + 1, "fp32"),
         add_case("add_bf16_unaligned_48M", c, 3 * (1 << 24) + 3, "bf16"),
-    ] + heldout_cases() + stream_cases()
+    ] + heldout_cases() + stream_cases() + row_tile_cases()
 
 
 def launch_args(case: Case, arrays: dict, cfg: dict) -> tuple[tuple, dict]:
