@@ -653,7 +653,12 @@ def _vector_width(addresses: np.ndarray, shape: tuple[int, ...], itemsize: int, 
 
 def _warp_instructions(numel: int, num_warps: int, spec: MachineSpec) -> int:
     """Warp instructions (summed over warps) one tile-wide op takes: every warp covers its share."""
-    return num_warps * -(-max(1, numel) // (num_warps * spec.warp_size))
+    return num_warps * _per_thread(numel, num_warps, spec)
+
+
+def _per_thread(numel: int, num_warps: int, spec: MachineSpec) -> int:
+    """Elements each thread holds of a tile of numel (at least one: a smaller tile is replicated)."""
+    return -(-max(1, numel) // (num_warps * spec.warp_size))
 
 
 def _numel(entry: list) -> int:
@@ -711,7 +716,7 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
         return Counters(instructions={cls: execs * per}, simt_flops=flops)
     # each thread issues k instructions an element it holds; a tile smaller than the warps is held by every warp
     # (Triton replicates it), so each warp issues them (a fp64 sin of a rotary embedding's 32 angles on 16 warps)
-    per_thread = -(-max(1, held) // (num_warps * spec.warp_size))
+    per_thread = _per_thread(held, num_warps, spec)
     return Counters(instructions={c: execs * num_warps * math.ceil(k * per_thread) for c, k in lowered.items()},
                     simt_flops=flops)
 
