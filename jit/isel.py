@@ -11,8 +11,9 @@ elementwise kernels live:
 
 `lowering` says what other ops become (H200 SASS of the sweep kernels): widening a bf16 is a shift, widening an
 fp16 an HADD2.F32 on the FMA pipe, narrowing fp32 to 16 bits packs two values per F2FP, integers extend with a
-shift or select and narrow for free, a bitcast reinterprets a register, an fp32 exp is five instructions, and fp64
-arithmetic runs on its own pipe, its math functions as software routines.
+shift or select and narrow for free, a bitcast reinterprets a register, an fp32 exp is five instructions, integer
+division is a multiply-high and its corrections, and fp64 arithmetic runs on its own pipe, its math functions as
+software routines.
 """
 
 from __future__ import annotations
@@ -66,13 +67,19 @@ def _is_logic(op: Operation | None) -> bool:
     return op is not None and op.name in _LOGIC and op.result.type.dtype.is_int()
 
 
-def lowering(op: str, source: dtype, target: dtype) -> dict[str, float] | None:
+def lowering(op: str, source: dtype, target: dtype, divisor: str = "runtime") -> dict[str, float] | None:
     """Warp instructions per element, by class, that a GPU lowers an elementwise op on `source` (its first operand's
-    type) to `target` into; {} when it needs none, None for one instruction of the op table's class."""
+    type) to `target` into; {} when it needs none, None for one instruction of the op table's class. divisor: of an
+    integer division or remainder, "runtime", "constant", "power_of_two" or, for a remainder whose operands a
+    division shares, "after_division"."""
     if op == OP.ARITH_BITCAST:
         return {}
     if op == OP.ARITH_CAST:
         return _cast(source, target)
+    if op in (OP.ARITH_DIV, OP.ARITH_REM) and source.is_int():
+        if source.itemsize == 8 and divisor in ("runtime", "after_division"):
+            return _WIDE_DIVISION
+        return _INT_DIVISION[op, divisor]
     if target.is_fp32():
         return _FP32_SPECIAL.get(op)
     if target.is_fp64() and OPS[op].cls in _FLOAT_ARITHMETIC:
@@ -103,6 +110,23 @@ _FP64 = {
     OP.MATH_EXP: {"fp64": 19}, OP.MATH_EXP2: {"fp64": 20}, OP.MATH_LOG: {"fp64": 51}, OP.MATH_LOG2: {"fp64": 50},
     OP.MATH_SIN: {"fp64": 36}, OP.MATH_COS: {"fp64": 38}, OP.ARITH_DIV: {"fp64": 13},
 }
+
+
+# Integer division has no instruction. By a runtime divisor a thread sets up its reciprocal once, then a 32-bit
+# quotient costs 13 instructions an element (multiply-high, multiply-back and corrections), a remainder 11, or 4 after
+# the quotient of the same operands; 64-bit ones 18. By a constant: a multiply-high and shifts (4-5), by a power of
+# two shifts and the sign's correction (3). Triton 3.6's H200 machine code at one and eight elements a thread:
+# benchmarks/gpu/int_ops.py, simulator/data/h200_int_ops.json.
+_INT_DIVISION = {
+    (OP.ARITH_DIV, "runtime"): {"integer_multiply": 3, "integer": 10},
+    (OP.ARITH_REM, "runtime"): {"integer_multiply": 3, "integer": 8},
+    (OP.ARITH_REM, "after_division"): {"integer_multiply": 1, "integer": 3},
+    (OP.ARITH_DIV, "constant"): {"integer_multiply": 1, "integer": 3},
+    (OP.ARITH_REM, "constant"): {"integer_multiply": 2, "integer": 3},
+    (OP.ARITH_DIV, "power_of_two"): {"integer": 3},
+    (OP.ARITH_REM, "power_of_two"): {"integer": 3},
+}
+_WIDE_DIVISION = {"integer_multiply": 4, "integer": 14}
 
 
 def _cast(source: dtype, target: dtype) -> dict[str, float]:

@@ -710,8 +710,8 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
     flops = 0
     if cls in FLOAT_CLASSES and dtype.is_floating():
         flops = execs * numel * (2 if cls == "fp_fma" else 1)
-    source = parse_ir_type(info["operands"][0][1]) if name == OP.ARITH_CAST else dtype
-    lowered = isel.lowering(name, source, dtype)
+    source = parse_ir_type(info["operands"][0][1]) if info["operands"] else dtype
+    lowered = isel.lowering(name, source, dtype, info.get("divisor", "runtime"))
     if lowered is None:
         return Counters(instructions={cls: execs * per}, simt_flops=flops)
     # each thread issues k instructions an element it holds; a tile smaller than the warps is held by every warp

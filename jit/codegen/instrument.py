@@ -42,6 +42,7 @@ PHASE_GROUP_BITS = 7  # programs traced with one phase of a thinned loop: 128, a
 # ops that emit no GPU instruction of their own (constants, index remaps folded into consumers)
 SILENT = with_trait(Trait.SILENT)
 _COMBINES = with_trait(Trait.COMBINES)
+_REPEATS = with_trait(Trait.REPEATS)
 # ops whose counts come from their traces (memory ops), or that have none
 UNCOUNTED = SILENT | with_trait(Trait.READS_MEMORY) | with_trait(Trait.WRITES_MEMORY)
 
@@ -60,7 +61,24 @@ def describe(op: Operation, trace: bool = False, merged: set[Operation] = frozen
     }
     if op.name in _COMBINES:
         info["combine"] = [o.name for o in op.regions[0].ops if not o.info.terminator and o not in merged]
+    if op.name in (OP.ARITH_DIV, OP.ARITH_REM) and op.results[0].type.dtype.is_int():
+        info["divisor"] = _divisor(op)
     return info
+
+
+def _divisor(op: Operation) -> str:
+    """Whether an integer division's divisor is known when the kernel compiles ("power_of_two", "constant" or
+    "runtime"), or, for a remainder, whether a division of the same operands gives it ("after_division")."""
+    if op.name == OP.ARITH_REM and any(other.name == OP.ARITH_DIV and other.operands == op.operands
+                                       for other in op.parent.ops):
+        return "after_division"
+    value = op.operands[1]
+    while value.op is not None and value.op.name in _REPEATS:
+        value = value.op.operands[0]
+    if value.op is None or value.op.name != OP.ARITH_CONSTANT:
+        return "runtime"
+    constant = abs(int(value.op.attrs["value"]))
+    return "power_of_two" if constant and constant & (constant - 1) == 0 else "constant"
 
 
 def _type(value: Value) -> list:

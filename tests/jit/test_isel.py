@@ -144,3 +144,37 @@ def test_fp64_math_runs_on_its_own_pipe_as_software_routines(rng):
                           sample=False)
     # 256 elements over 4 warps: 2 per lane; each warp issues exp2's 20 and sin's 36 fp64 instructions per element
     assert record.totals.instructions["fp64"] >= 4 * 4 * 2 * (20 + 36)
+
+
+@jit
+def divide_kernel(x_ptr, out_ptr, n, d, RUNTIME: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1)
+    q = x // d if RUNTIME else x // 7
+    tl.store(out_ptr + offs, q + x % 8, mask=mask)
+
+
+def test_integer_division_is_counted_as_the_gpu_expands_it(rng):
+    """A runtime divisor costs a multiply-high, a multiply-back and corrections (13 instructions an element on the
+    H200, simulator/data/h200_int_ops.json), a constant one a multiply-high and shifts; the quotients stay exact."""
+    from dsl.dtypes import int32, int64
+    from dsl.ir.ops import OP
+
+    assert sum(isel.lowering(OP.ARITH_DIV, int32, int32, "runtime").values()) == 13
+    assert sum(isel.lowering(OP.ARITH_REM, int32, int32, "after_division").values()) == 4
+    assert sum(isel.lowering(OP.ARITH_DIV, int64, int64, "runtime").values()) == 18
+    assert isel.lowering(OP.ARITH_REM, int32, int32, "power_of_two") == {"integer": 3}
+    n = 1000  # not a multiple of the block
+    x = rng.integers(-10**6, 10**6, n).astype(np.int32)
+    counts = {}
+    for runtime in (True, False):
+        out = np.empty(n, np.int32)
+        divide_kernel[(4,)](x, out, n, 7, RUNTIME=runtime, BLOCK=256)
+        want = np.trunc(x / 7).astype(np.int32) + np.fmod(x, 8).astype(np.int32)
+        np.testing.assert_array_equal(out, want)
+        record = model_launch(divide_kernel, (4,), x, out, n, 7, RUNTIME=runtime, BLOCK=256, num_warps=4,
+                              machine="h200", sample=False)
+        counts[runtime] = record.totals.instructions.get("integer", 0)
+    # 4 programs x 4 warps x 2 elements a lane: 7 more integer-pipe instructions an element by a runtime divisor
+    assert counts[True] - counts[False] == 4 * 4 * 2 * 7

@@ -108,9 +108,9 @@ def test_the_readme_figures_hold_on_the_validation_split():
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
     ("holdout", 10, 0.842, 0.0, 0.091, 0.174),
     ("holdout2", 11, 0.679, 0.079, 0.165, 0.104),
-    ("holdout3", 10, 0.86, 0.0, 0.201, 0.163),
+    ("holdout3", 10, 0.86, 0.0, 0.201, 0.166),
     ("holdout4", 10, 0.831, 0.0, 0.129, 0.144),
-    ("holdout5", 10, 0.793, 0.047, 0.392, 0.162),
+    ("holdout5", 10, 0.793, 0.047, 0.392, 0.137),
     ("holdout6", 10, 0.774, 0.044, 0.385, 0.139),
     ("holdout7", 10, 0.752, 0.013, 0.13, 0.142),
     ("holdout8", 10, 0.862, 0.0, 0.067, 0.165),
@@ -118,8 +118,8 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout10", 10, 0.654, 0.023, 0.262, 0.161),
     ("holdout11", 10, 0.761, 0.059, 0.287, 0.167),
     ("holdout12", 10, 0.657, 0.062, 0.244, 0.178),
-    ("holdout13", 10, 0.845, 0.052, 0.197, 0.238),
-    ("holdout14", 10, 0.873, 0.11, 0.415, 0.17),
+    ("holdout13", 10, 0.845, 0.052, 0.197, 0.232),
+    ("holdout14", 10, 0.864, 0.11, 0.415, 0.168),
     ("holdout15", 6, 0.781, 0.109, 0.182, 0.197),
     ("holdout16", 13, 0.881, 0.0, 0.208, 0.162),
     ("holdout17", 10, 0.743, 0.0, 0.102, 0.165),
@@ -152,7 +152,8 @@ def test_the_readme_figures_hold_on_holdout18_s_groups():
     """README, holdout18, the layout Triton proves and the L1's time in a round: attention, the skinny matmul, RMSNorm
     and the fp16 add rank 0.81-0.96; the odd-N matmuls' picks run 5 % (holdout18), 9 % and 5 % slow (holdout19), the
     bf16 one with a [N, K] weight 69 % (rho 0.78); Triton's looped LayerNorm ranks 0.89, the Welford one 0.78, the
-    64-channel im2col 0.79, the depthwise convolution 0.81, holdout19's LayerNorm 0.88; the transpose -0.16."""
+    64-channel im2col 0.81, the depthwise convolution 0.84 (since integer division is counted as the GPU expands it),
+    holdout19's LayerNorm 0.88; the transpose -0.16."""
     scores = {s.case: s for split in ("holdout3", "holdout13", "holdout14", "holdout15", "holdout18", "holdout19")
               for s in _scores(split, f"h200_{split}.csv")}
     good = ["attention_fp16_d64_bh16_s2999", "matmul_fp16_skinny_m5", "rmsnorm_bf16_5000x4099", "add_fp16_20M"]
@@ -163,7 +164,7 @@ def test_the_readme_figures_hold_on_holdout18_s_groups():
     assert list(picks.values()) == [0.05, 0.09, 0.05, 0.69]
     assert round(scores["holdout18_matmul_bf16_wt_777x5003x2049"].rho, 2) == 0.78
     ranks = {"holdout3_layernorm_looped_bf16_16384x3000": 0.89, "holdout15_welford_layernorm_fp16_8192x7000": 0.78,
-             "holdout13_im2col_fp16_n8_56x56_c64": 0.79, "holdout14_depthwise_conv3x3_fp16_n32_56x56_c128": 0.81,
+             "holdout13_im2col_fp16_n8_56x56_c64": 0.81, "holdout14_depthwise_conv3x3_fp16_n32_56x56_c128": 0.84,
              "holdout19_layernorm_bf16_7000x2049": 0.88, "holdout18_transpose_fp32_3001x4099": -0.16}
     assert {case: round(scores[case].rho, 2) for case in ranks} == ranks
 
@@ -197,9 +198,9 @@ def test_seven_held_out_sets_meet_every_threshold():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout3", "holdout4", "holdout8", "holdout13", "holdout16", "holdout19"}
-    pooled = validate.summary(scores)  # README: the 210 groups pooled score 0.794 (0.42) / 2.6 % / 26 % / 16 %
-    assert len(scores) == 210 and pooled["rho"] >= 0.793 and pooled["rho_p10"] >= 0.42
-    assert pooled["regret"] <= 0.026 and pooled["regret_p90"] <= 0.261 and pooled["mape"] <= 0.159
+    pooled = validate.summary(scores)  # README: the 210 groups pooled score 0.796 (0.42) / 2.6 % / 26 % / 16 %
+    assert len(scores) == 210 and pooled["rho"] >= 0.795 and pooled["rho_p10"] >= 0.42
+    assert pooled["regret"] <= 0.026 and pooled["regret_p90"] <= 0.261 and pooled["mape"] <= 0.158
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
@@ -481,12 +482,12 @@ def test_the_readme_figures_hold_on_the_register_estimate():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.15 s of CPU (p90 0.60 s, at most 11.7 s), as measured
+    """README: modeling one stored config took a median 0.15 s of CPU (p90 0.64 s, at most 9.9 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
     assert len(seconds) == 5358
-    assert np.median(seconds) <= 0.147 and np.percentile(seconds, 90) <= 0.600 and max(seconds) <= 11.67
+    assert np.median(seconds) <= 0.154 and np.percentile(seconds, 90) <= 0.636 and max(seconds) <= 9.93
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
