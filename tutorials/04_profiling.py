@@ -25,7 +25,8 @@ worst tenth: attention, paged decode); an absolute time is off by 14 % at the me
 On new shapes of the kernels it was built with it holds up (the sixteenth and twenty-second held-out sets meet every
 threshold); on kernels it never saw it ranks less well (rank correlation 0.65-0.88 over twenty-one of twenty-two
 held-out sets, picks 0-11 % slow at the median; eight of them meet all four thresholds), worst where the GPU's
-compiler spills registers (the library's conv1d: 0.26, one pick 27x slow) or waits for a loop's loads one by one.
+compiler spills registers (the library's conv1d ranks its configs below zero, one pick 28x slow) or waits for a
+loop's loads one by one.
 Read a profile's
 counters (bytes, conflicts, requests) as exact and its times as estimates. The MTT S5000 and S4000 share the
 model with their own datasheet numbers but were not measured, so their times are less certain still.
