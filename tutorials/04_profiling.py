@@ -26,10 +26,9 @@ On new shapes of the kernels it was built with it holds up (the sixteenth and tw
 threshold); on kernels it never saw it ranks less well (rank correlation 0.65-0.88 over twenty-one of twenty-two
 held-out sets, picks 0-11 % slow at the median; eight of them meet all four thresholds), worst where the GPU's
 compiler spills registers (the library's conv1d ranks its configs below zero, one pick 28x slow) or waits for a
-loop's loads one by one.
-Read a profile's
-counters (bytes, conflicts, requests) as exact and its times as estimates. The MTT S5000 and S4000 share the
-model with their own datasheet numbers but were not measured, so their times are less certain still.
+loop's loads one by one. Read a profile's counters (bytes, conflicts, requests) as exact and its times as estimates.
+The MTT S5000 and S4000 share the model with their own datasheet numbers but were not measured, so their times are
+less certain still.
 
 Run: python tutorials/04_profiling.py [--small]   (WAVETILE_MACHINE=h200 to model another GPU)
 """
