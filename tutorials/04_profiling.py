@@ -23,7 +23,7 @@ How far to trust the modeled times: on the H200, where they were checked against
 over 41 validation groups and its pick is within 2 % of the best config in most groups (11 % slower for the
 worst tenth: attention, paged decode); an absolute time is off by 14 % at the median.
 On new shapes of the kernels it was built with it holds up (the sixteenth and twenty-second held-out sets meet every
-threshold); on kernels it never saw it ranks less well (rank correlation 0.65-0.88 over twenty-one of twenty-two
+threshold); on kernels it never saw it ranks less well (rank correlation 0.65-0.88 over twenty-two of twenty-three
 held-out sets, picks 0-11 % slow at the median; eight of them meet all four thresholds), worst where the GPU's
 compiler spills registers (the library's conv1d ranks its configs below zero, one pick 28x slow) or waits for a
 loop's loads one by one. Read a profile's counters (bytes, conflicts, requests) as exact and its times as estimates.

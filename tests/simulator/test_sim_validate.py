@@ -128,6 +128,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout20", 8, 0.692, 0.085, 0.139, 0.124),
     ("holdout21", 8, 0.255, 0.025, 8.609, 0.197),
     ("holdout22", 14, 0.866, 0.0, 0.189, 0.144),
+    ("holdout23", 13, 0.823, 0.036, 0.262, 0.147),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -190,7 +191,7 @@ def test_the_readme_figures_hold_on_what_to_trust():
 
 def test_eight_held_out_sets_meet_every_threshold():
     """README and tutorial 04: holdout, holdout3, holdout4, holdout8, holdout13, holdout16, holdout19 and holdout22 meet
-    the validation thresholds (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other fourteen do not.
+    the validation thresholds (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other fifteen do not.
     And the figures of all groups pooled."""
     meet, scores = set(), []
     for split, csv_name in validate.HELD_OUT.items():
@@ -199,15 +200,15 @@ def test_eight_held_out_sets_meet_every_threshold():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout3", "holdout4", "holdout8", "holdout13", "holdout16", "holdout19", "holdout22"}
-    pooled = validate.summary(scores)  # README: the 224 groups pooled score 0.80 (0.43) / 2.6 % / 25.6 % / 16 %
-    assert len(scores) == 224 and pooled["rho"] >= 0.802 and pooled["rho_p10"] >= 0.426
-    assert pooled["regret"] <= 0.026 and pooled["regret_p90"] <= 0.257 and pooled["mape"] <= 0.157
+    pooled = validate.summary(scores)  # README: the 237 groups pooled score 0.80 (0.44) / 2.6 % / 27 % / 15.5 %
+    assert len(scores) == 237 and pooled["rho"] >= 0.804 and pooled["rho_p10"] >= 0.443
+    assert pooled["regret"] <= 0.026 and pooled["regret_p90"] <= 0.267 and pooled["mape"] <= 0.155
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
     """README: scored with Triton's own register and spill counts in place of the estimate
-    (`python -m simulator.validate --compiled-registers`), the 224 held-out groups pooled pass every threshold and
-    eleven sets meet them (eight with the estimate): the register estimate is the largest part of the held-out
+    (`python -m simulator.validate --compiled-registers`), the 237 held-out groups pooled pass every threshold and
+    twelve sets meet them (eight with the estimate): the register estimate is the largest part of the held-out
     error."""
     scores, meet = [], 0
     for split, csv_name in validate.HELD_OUT.items():
@@ -215,8 +216,8 @@ def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds(
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
-    assert len(scores) == 224 and validate.passes(pooled) and meet == 11
-    assert pooled["rho"] >= 0.816 and pooled["regret_p90"] <= 0.19 and pooled["mape"] <= 0.157
+    assert len(scores) == 237 and validate.passes(pooled) and meet == 12
+    assert pooled["rho"] >= 0.816 and pooled["regret_p90"] <= 0.20 and pooled["mape"] <= 0.157
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
@@ -477,18 +478,18 @@ def test_the_readme_figures_hold_on_the_register_estimate():
                     errors.setdefault(split, []).append(abs(estimate / fact["n_regs"] - 1))
     median = {split: np.median(values) for split, values in errors.items()}
     assert {split: len(values) for split, values in errors.items()} == {
-        "calibration": 392, "validation": 670, "held out": 3366}
+        "calibration": 392, "validation": 670, "held out": 3548}
     assert median["calibration"] <= 0.121 and median["validation"] <= 0.129 and median["held out"] <= 0.173
     assert np.percentile(errors["held out"], 90) <= 0.435
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.15 s of CPU (p90 0.63 s, at most 9.9 s), as measured
+    """README: modeling one stored config took a median 0.15 s of CPU (p90 0.61 s, at most 9.9 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
-    assert len(seconds) == 5622
-    assert np.median(seconds) <= 0.155 and np.percentile(seconds, 90) <= 0.627 and max(seconds) <= 9.93
+    assert len(seconds) == 5855
+    assert np.median(seconds) <= 0.153 and np.percentile(seconds, 90) <= 0.613 and max(seconds) <= 9.93
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
