@@ -34,6 +34,7 @@ from jit import abi
 from jit.codegen.llvm_types import I8, I64
 from jit.codegen.loops import linear_index, loop_nest, row_major_strides
 from jit.mma_layout import chain_flags, dot_operand_load
+from jit.passes.assign_vector_widths import known_int
 from jit.pipelining import enclosing_loop, load_pipelining
 
 GROW_TYPE = ir.FunctionType(ir.VoidType(), [I64, I64, I64])
@@ -42,7 +43,6 @@ PHASE_GROUP_BITS = 7  # programs traced with one phase of a thinned loop: 128, a
 # ops that emit no GPU instruction of their own (constants, index remaps folded into consumers)
 SILENT = with_trait(Trait.SILENT)
 _COMBINES = with_trait(Trait.COMBINES)
-_REPEATS = with_trait(Trait.REPEATS)
 # ops whose counts come from their traces (memory ops), or that have none
 UNCOUNTED = SILENT | with_trait(Trait.READS_MEMORY) | with_trait(Trait.WRITES_MEMORY)
 
@@ -72,12 +72,10 @@ def _divisor(op: Operation) -> str:
     if op.name == OP.ARITH_REM and any(other.name == OP.ARITH_DIV and other.operands == op.operands
                                        for other in op.parent.ops):
         return "after_division"
-    value = op.operands[1]
-    while value.op is not None and value.op.name in _REPEATS:
-        value = value.op.operands[0]
-    if value.op is None or value.op.name != OP.ARITH_CONSTANT:
+    constant = known_int(op.operands[1])
+    if constant is None:
         return "runtime"
-    constant = abs(int(value.op.attrs["value"]))
+    constant = abs(constant)
     return "power_of_two" if constant and constant & (constant - 1) == 0 else "constant"
 
 

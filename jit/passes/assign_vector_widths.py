@@ -183,7 +183,7 @@ def _derived(value: Value, facts: _Facts, scale: int, dim: int) -> tuple[int | N
     if name == OP.ARITH_DIV and not value.type.dtype.is_floating():
         # Triton's AxisInfo: a value equal along the dim divided by a power of two keeps its divisibility shifted
         (step_a, div_a), (step_b, _) = (_axis_info(v, facts, 1, dim) for v in op.operands)
-        divisor = _constant(op.operands[1])
+        divisor = known_int(op.operands[1])
         if divisor == 1:
             return step_a, div_a
         if step_a == 0 and divisor is not None and divisor > 0 and divisor & (divisor - 1) == 0:
@@ -191,7 +191,7 @@ def _derived(value: Value, facts: _Facts, scale: int, dim: int) -> tuple[int | N
         return (0 if flat or step_a == step_b == 0 else None), 1
     if name == OP.ARITH_MUL:
         (step_a, div_a), (step_b, div_b) = (_axis_info(v, facts, 1, dim) for v in op.operands)
-        factor_a, factor_b = _constant(op.operands[0]), _constant(op.operands[1])
+        factor_a, factor_b = known_int(op.operands[0]), known_int(op.operands[1])
         if step_a == 0 and step_b == 0:
             step = 0
         elif step_a is not None and factor_b is not None:
@@ -208,7 +208,7 @@ def _power_of_two(n: int) -> int:
     return _UNBOUNDED if n == 0 else min(_UNBOUNDED, n & -n)
 
 
-def _constant(value: Value) -> int | None:
+def known_int(value: Value) -> int | None:
     """The int a value is known to hold: a constant, through broadcasts, casts and loop-carried values the loop
     yields back unchanged (a block pointer carries its strides through the loop it advances in)."""
     while True:
