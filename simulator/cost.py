@@ -52,7 +52,10 @@ on one unit, in cycles (per-program counts are launch totals / programs):
 where A = b * num_warps resident warps and I counts warp instructions (memory ones included). A
 thread that needs more registers than its budget (the per-thread maximum, or the program's share of
 the unit's registers) spills the rest: each spilled register costs spill_traffic local-memory
-stores and reloads per iteration, on the memory pipe and through L2. T_wave = max + alpha * (sum -
+stores and reloads per iteration, on the memory pipe and through L2. The registers are an estimate
+(jit.gpu_resources): the modeled time is the expectation over its config-to-config spread (REGISTER_SPREAD,
+five Gauss-Hermite points; downward only where the estimate spills already), so a config near the spill or
+occupancy step pays for the chance of falling on its far side. T_wave = max + alpha * (sum -
 max); the kernel takes launch_overhead_s + sum over waves / clock_hz, and at least programs x
 program_start_cycles / units (the block scheduler starts programs at a fixed rate: "dispatch"), at least
 atomic_max_multiplicity * atomic_serial_cycles (one hot address serialises the whole grid) and
@@ -74,7 +77,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simulator.counters import INSTRUCTION_CLASSES, ROW_BUCKETS, Counters
-from simulator.occupancy import Occupancy, Waves, occupancy, register_budget, waves
+from simulator.occupancy import REGISTER_SPREAD, Occupancy, Waves, occupancy, register_budget, waves
 from simulator.specs import OPERAND_BYTES, SIMT_DOT_TYPES, MachineSpec, ceil_div, current_spec
 
 COMPONENTS = ("tensor", "issue", "shared", "l1", "l2", "dram", "latency", "atomics")
@@ -126,14 +129,62 @@ class Estimate:
         return max((w.active_units for w in self.schedule), default=0)
 
 
+# Gauss-Hermite nodes (in standard deviations) and weights of a normal distribution, five points
+_SPREAD_NODES, _SPREAD_WEIGHTS = np.polynomial.hermite_e.hermegauss(5)
+_SPREAD_WEIGHTS = _SPREAD_WEIGHTS / _SPREAD_WEIGHTS.sum()
+
+
 def estimate(counters: Counters, grid: int | tuple[int, ...] | None = None,
-             spec: MachineSpec | str | None = None) -> Estimate:
+             spec: MachineSpec | str | None = None, register_spread: float = REGISTER_SPREAD) -> Estimate:
     """Modeled time of a launch whose programs did, on average, what `counters` says.
 
     grid: the launch grid (programs = its product); default counters.programs. When counters
     cover only sampled programs, counters.programs says how many, and the rest are assumed alike;
     counters.programs = 0 means the counters describe one program.
+
+    The registers a thread needs are an estimate (jit.gpu_resources) whose error spreads about
+    register_spread in log terms from one config of a kernel to the next, and time is a step function of them
+    (where they spill, how many programs fit): the modeled time is its expectation over that spread, so a config
+    near a step is charged the chance that it falls on the far side. A config the estimate already spills is
+    taken only downward: the spill charge grows with every register past the budget, where Triton's build spills
+    its least-used values first (attention's 128 x 64 tile on 4 warps, estimated at 284 registers, spills 20
+    bytes and runs 1.5x slower than the best, modeled 1.45x; at 338 registers the model would charge 56x).
+    Occupancy, bound and the schedule's shape are those of the estimate itself; the schedule and components are
+    scaled to the expectation.
     """
+    spec = current_spec(spec)
+    point = _estimate(counters, grid, spec)
+    registers = counters.registers_per_thread
+    if register_spread <= 0 or registers <= 0:
+        return point
+    num_warps = counters.num_warps or 4
+    budget = register_budget(spec, num_warps)
+
+    def step(count: int) -> tuple[int, int]:  # all the time depends on registers through
+        return (occupancy(spec, num_warps, count, counters.shared_bytes_per_program).programs_per_unit,
+                max(0, count - budget))
+
+    times = {step(registers): point.seconds}
+    seconds = 0.0
+    for z, weight in zip(_SPREAD_NODES, _SPREAD_WEIGHTS):
+        count = max(1, round(registers * math.exp(register_spread * z)))
+        if registers > budget:  # spilling already: only the chance of spilling less
+            count = min(count, registers)
+        if step(count) not in times:
+            moved = dataclasses.replace(counters, registers_per_thread=count)
+            times[step(count)] = _estimate(moved, grid, spec).seconds
+        seconds += weight * times[step(count)]
+    body = point.seconds - point.components["launch"]
+    scale = (seconds - point.components["launch"]) / body if body > 0 else 1.0
+    return dataclasses.replace(
+        point, seconds=seconds,
+        components={name: value * scale if name in COMPONENTS else value for name, value in point.components.items()},
+        schedule=tuple(dataclasses.replace(w, start_s=w.start_s * scale, seconds=w.seconds * scale)
+                       for w in point.schedule))
+
+
+def _estimate(counters: Counters, grid: int | tuple[int, ...] | None, spec: MachineSpec | str | None) -> Estimate:
+    """estimate at the counters' own register count."""
     spec = current_spec(spec)
     programs = _programs(grid) if grid is not None else counters.programs
     if programs <= 0:

@@ -18,17 +18,16 @@ We transpose a matrix three ways:
   unpadded  the same kernel with `shared_padding=0`: the column read puts all 32 lanes in one bank
             (a 32-way bank conflict) — the classic transpose mistake, visible in the 'conflicts' column.
 
-How far to trust the modeled times: on the H200, where they were checked against measured sweeps
-(`python -m simulator.validate`), the model orders a kernel's configs with a median rank correlation of 0.90
-over 41 validation groups and its pick is within 2 % of the best config in most groups (11 % slower for the
-worst tenth: attention, paged decode); an absolute time is off by 14 % at the median.
-On new shapes of the kernels it was built with it holds up (the sixteenth and twenty-second held-out sets meet every
-threshold); on kernels it never saw it ranks less well (rank correlation 0.65-0.88 over twenty-two of twenty-three
-held-out sets, picks 0-11 % slow at the median; eight of them meet all four thresholds), worst where the GPU's
-compiler spills registers (the library's conv1d ranks its configs below zero, one pick 28x slow) or waits for a
-loop's loads one by one. Read a profile's counters (bytes, conflicts, requests) as exact and its times as estimates.
-The MTT S5000 and S4000 share the model with their own datasheet numbers but were not measured, so their times are
-less certain still.
+How far to trust the modeled times: on the H200, where they were checked against measured sweeps (`python -m
+simulator.validate`), the model orders a kernel's configs with a median rank correlation of 0.88 over 41 validation
+groups and its pick is within 2 % of the best config in most groups (16 % slower for the worst tenth: matmuls, paged
+decode); an absolute time is off by 14 % at the median. On new shapes of the kernels it was built with it holds up
+(the sixteenth and twenty-second held-out sets meet every threshold); on kernels it never saw it ranks less well
+(rank correlation 0.62-0.90 over twenty-three of twenty-four held-out sets, picks 0-11 % slow at the median; eight
+of them meet all four thresholds, all 259 groups pooled do), worst where the GPU's compiler spills registers (the
+library's conv1d ranks its configs below zero, one pick 28x slow) or waits for a loop's loads one by one. Read a
+profile's counters (bytes, conflicts, requests) as exact and its times as estimates. The MTT S5000 and S4000 share
+the model with their own datasheet numbers but were not measured, so their times are less certain still.
 
 Run: python tutorials/04_profiling.py [--small]   (WAVETILE_MACHINE=h200 to model another GPU)
 """

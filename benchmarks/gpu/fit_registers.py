@@ -36,9 +36,9 @@ SHARES = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
 MMA_WEIGHTS = {"sync": (2.0, 2.5, 3.0), "async_registers": (1.5, 1.75, 2.0, 2.5), "async": (1.0, 1.25, 1.5)}
 
 
-def profiles(splits: tuple[str, ...]) -> list[tuple[str, int, int, list]]:
-    """(split, Triton's n_regs, threads, liveness profile, the kind of its dots) of every config that compiled
-    without spilling."""
+def profiles(splits: tuple[str, ...]) -> list[tuple[str, int, int, list, str, str]]:
+    """(split, Triton's n_regs, threads, liveness profile, the kind of its dots, the case) of every config that
+    compiled without spilling."""
     facts = {(r["case"], r["config"]): r for r in map(json.loads, open(FACTS))}
     out = []
     for case in sk.cases():
@@ -55,7 +55,8 @@ def profiles(splits: tuple[str, ...]) -> list[tuple[str, int, int, list]]:
             func = parse_function(kernel.asm["ir"])
             kind = gpu_resources.dot_kind(func, H200, kernel.options.num_warps)
             copies = gpu_resources.layout_copies(func, H200, kernel.options.num_warps)
-            out.append((case.split, fact["n_regs"], threads, gpu_resources.live_profile(func, copies), kind))
+            out.append((case.split, fact["n_regs"], threads, gpu_resources.live_profile(func, copies), kind,
+                        case.name))
     return out
 
 
@@ -68,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     regs = np.array([r[1] for r in rows], float)
     threads = np.array([r[2] for r in rows], float)
     calibration = np.array([r[0] == "calibration" for r in rows])
-    peaks = {(i, w): gpu_resources.peak_bytes(r[3], w) for i, r in enumerate(rows) for w in MMA_WEIGHTS[r[4]]}
+    peaks = {(i, w): gpu_resources.peak_bytes(r[3], w) for i, r in enumerate(rows)
+             for w in (*MMA_WEIGHTS[r[4]], gpu_resources.MMA_WEIGHTS[r[4]])}
     best = None
     for weights in itertools.product(*MMA_WEIGHTS.values()):
         chosen = dict(zip(MMA_WEIGHTS, weights))
@@ -85,7 +87,22 @@ def main(argv: list[str] | None = None) -> int:
         at = np.array([r[0] == split for r in rows])
         print(f"  {split}: {at.sum()} configs, median error {np.expm1(np.median(error[at])):.1%}, "
               f"p90 {np.expm1(np.percentile(error[at], 90)):.1%}")
+    current = np.array([peaks[i, gpu_resources.MMA_WEIGHTS[r[4]]] for i, r in enumerate(rows)]) / (4 * threads)
+    signed = np.log(regs / np.minimum(255, REGISTER_BASE + np.ceil(REGISTER_SHARE * current)))
+    spread = _spread(rows, signed, calibration)
+    print(f"the estimate in use misses one calibration kernel's configs apart by {spread:.3f} (REGISTER_SPREAD)")
     return 0
+
+
+def _spread(rows: list, error: np.ndarray, where: np.ndarray) -> float:
+    """Robust standard deviation of the log errors about each kernel's median (simulator.occupancy.REGISTER_SPREAD):
+    kernels with at least three configs."""
+    by_case: dict[str, list[float]] = {}
+    for row, signed, keep in zip(rows, error, where):
+        if keep:
+            by_case.setdefault(row[5], []).append(signed)
+    residuals = np.concatenate([np.array(v) - np.median(v) for v in by_case.values() if len(v) >= 3])
+    return float(1.4826 * np.median(np.abs(residuals - np.median(residuals))))
 
 
 if __name__ == "__main__":

@@ -226,8 +226,24 @@ def test_parameters_come_from_the_spec():
     c = copy_kernel(8192)
     base = get_spec("h200")
     faster = base.replace(name="h200-2x-dram", dram_bytes_per_s=2 * base.dram_bytes_per_s)
-    assert estimate(c, 8192, faster).components["dram"] == pytest.approx(
-        estimate(c, 8192, base).components["dram"] / 2)
+    assert estimate(c, 8192, faster, register_spread=0).components["dram"] == pytest.approx(
+        estimate(c, 8192, base, register_spread=0).components["dram"] / 2)
+
+
+def test_the_modeled_time_is_the_expectation_over_the_register_estimate_s_spread():
+    """Time steps where registers spill or fewer programs fit, and the registers are an estimate: a config just
+    inside the budget is charged the chance that it spills, one whose spread crosses no step is not, and one the
+    estimate spills already is charged no more than at the estimate."""
+    spec = get_spec("h200")
+    budget = cost.register_budget(spec, 8)
+
+    def seconds(registers: int, spread: float) -> float:
+        tile = dataclasses.replace(matmul_tile(3 * 132), registers_per_thread=registers)
+        return estimate(tile, 3 * 132, spec, register_spread=spread).seconds
+
+    assert seconds(budget - 10, cost.REGISTER_SPREAD) > 1.01 * seconds(budget - 10, 0)
+    assert seconds(40, cost.REGISTER_SPREAD) == seconds(40, 0)  # three programs a unit either way (shared memory)
+    assert seconds(budget + 40, cost.REGISTER_SPREAD) < seconds(budget + 40, 0)
 
 
 def test_schedule_covers_the_grid_and_components_are_known():

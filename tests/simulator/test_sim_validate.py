@@ -88,7 +88,8 @@ def _scores(split: str, csv_name: str, compiled_registers: bool = False) -> list
               if g.split == split]
     if compiled_registers:
         groups = validate.with_compiled_registers(groups, spec, validate.DATA / "h200_compile_facts.jsonl")
-    return [validate.score_group(g, validate.model_seconds(spec)) for g in groups]
+    spread = 0.0 if compiled_registers else validate.REGISTER_SPREAD
+    return [validate.score_group(g, validate.model_seconds(spec, spread)) for g in groups]
 
 
 def _figures(split: str, csv_name: str) -> dict:
@@ -100,35 +101,36 @@ def test_the_readme_figures_hold_on_the_validation_split():
     must update the README (and say why)."""
     total = _figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
-    assert total["rho"] >= 0.902 and total["regret"] <= 0.0 and total["regret_p90"] <= 0.114
+    assert total["rho"] >= 0.882 and total["regret"] <= 0.0 and total["regret_p90"] <= 0.16
     assert total["mape"] <= 0.145
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.842, 0.0, 0.091, 0.174),
-    ("holdout2", 11, 0.679, 0.079, 0.165, 0.104),
-    ("holdout3", 10, 0.86, 0.0, 0.201, 0.166),
-    ("holdout4", 10, 0.831, 0.0, 0.129, 0.144),
-    ("holdout5", 10, 0.793, 0.047, 0.392, 0.137),
-    ("holdout6", 10, 0.774, 0.044, 0.385, 0.139),
-    ("holdout7", 10, 0.752, 0.013, 0.13, 0.142),
-    ("holdout8", 10, 0.862, 0.0, 0.067, 0.165),
-    ("holdout9", 10, 0.744, 0.0, 0.055, 0.157),
-    ("holdout10", 10, 0.654, 0.023, 0.262, 0.161),
-    ("holdout11", 10, 0.761, 0.059, 0.287, 0.167),
-    ("holdout12", 10, 0.657, 0.062, 0.244, 0.178),
-    ("holdout13", 10, 0.845, 0.052, 0.197, 0.232),
-    ("holdout14", 10, 0.864, 0.11, 0.415, 0.168),
-    ("holdout15", 6, 0.781, 0.109, 0.182, 0.197),
-    ("holdout16", 13, 0.881, 0.0, 0.208, 0.162),
-    ("holdout17", 10, 0.743, 0.0, 0.102, 0.165),
-    ("holdout18", 11, 0.779, 0.024, 0.254, 0.176),
-    ("holdout19", 13, 0.815, 0.032, 0.063, 0.178),
-    ("holdout20", 8, 0.692, 0.085, 0.139, 0.124),
-    ("holdout21", 8, 0.255, 0.025, 8.609, 0.197),
-    ("holdout22", 14, 0.866, 0.0, 0.189, 0.144),
-    ("holdout23", 13, 0.823, 0.036, 0.262, 0.147),
+    ("holdout", 10, 0.839, 0.053, 0.16, 0.183),
+    ("holdout2", 11, 0.626, 0.079, 0.199, 0.111),
+    ("holdout3", 10, 0.857, 0.0, 0.201, 0.178),
+    ("holdout4", 10, 0.827, 0.0, 0.147, 0.144),
+    ("holdout5", 10, 0.781, 0.047, 0.392, 0.144),
+    ("holdout6", 10, 0.755, 0.016, 0.062, 0.134),
+    ("holdout7", 10, 0.764, 0.013, 0.099, 0.146),
+    ("holdout8", 10, 0.862, 0.0, 0.067, 0.166),
+    ("holdout9", 10, 0.775, 0.012, 0.192, 0.148),
+    ("holdout10", 10, 0.617, 0.011, 0.138, 0.161),
+    ("holdout11", 10, 0.74, 0.059, 0.287, 0.168),
+    ("holdout12", 10, 0.662, 0.055, 0.244, 0.178),
+    ("holdout13", 10, 0.839, 0.052, 0.197, 0.213),
+    ("holdout14", 10, 0.876, 0.047, 0.687, 0.161),
+    ("holdout15", 6, 0.786, 0.095, 0.182, 0.201),
+    ("holdout16", 13, 0.896, 0.0, 0.121, 0.164),
+    ("holdout17", 10, 0.745, 0.0, 0.102, 0.163),
+    ("holdout18", 11, 0.78, 0.036, 0.165, 0.176),
+    ("holdout19", 13, 0.817, 0.035, 0.4, 0.185),
+    ("holdout20", 8, 0.664, 0.107, 0.192, 0.125),
+    ("holdout21", 8, 0.292, 0.025, 0.745, 0.197),
+    ("holdout22", 14, 0.857, 0.0, 0.12, 0.15),
+    ("holdout23", 13, 0.828, 0.0, 0.141, 0.158),
+    ("holdout24", 22, 0.801, 0.06, 0.385, 0.188),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -138,36 +140,36 @@ def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, reg
 
 
 def test_the_readme_figures_hold_where_stores_split():
-    """README, the split-store change: soft-capping ranks 0.75 with its pick 2 % slow, the seeded dropout 0.91, the
-    fp32 odd-length multiply-add 0.49, GeGLU's backward over 31,000,003 elements 0.97, the unaligned bf16 add 0.79."""
+    """README, the split-store change: soft-capping ranks 0.75 with its pick 2 % slow, the seeded dropout 0.95, the
+    fp32 odd-length multiply-add 0.51, GeGLU's backward over 31,000,003 elements 0.96, the unaligned bf16 add 0.79."""
     scores = {}
     for split, csv_name in [("calibration", "h200_sweep.csv")] + list(validate.HELD_OUT.items()):
         scores.update({s.case: s for s in _scores(split, csv_name)})
     softcap = scores["holdout7_softcap_fp32_50M"]
     assert round(softcap.rho, 2) == 0.75 and round(softcap.regret, 2) == 0.02
-    expected = {"holdout3_dropout_fp32_16M": 0.91, "holdout12_fma3_fp32_9999991": 0.49,
-                "holdout17_geglu_bwd_fp16_31000003": 0.97, "add_bf16_unaligned_48M": 0.79}
+    expected = {"holdout3_dropout_fp32_16M": 0.95, "holdout12_fma3_fp32_9999991": 0.51,
+                "holdout17_geglu_bwd_fp16_31000003": 0.96, "add_bf16_unaligned_48M": 0.79}
     assert {case: round(scores[case].rho, 2) for case in expected} == expected
 
 
 def test_the_readme_figures_hold_on_holdout18_s_groups():
     """README, holdout18, the layout Triton proves and the L1's time in a round: attention, the skinny matmul, RMSNorm
-    and the fp16 add rank 0.81-0.96; the odd-N matmuls' picks run 5 % (holdout18), 9 % and 5 % slow (holdout19), the
-    bf16 one with a [N, K] weight 69 % (rho 0.78); Triton's looped LayerNorm ranks 0.89, the Welford one 0.78, the
-    64-channel im2col 0.81, the depthwise convolution 0.84 (since integer division is counted as the GPU expands it),
-    holdout19's LayerNorm 0.88; the transpose -0.16."""
+    and the fp16 add rank 0.77-0.96; the odd-N matmuls' picks run 5 % (holdout18), 48 % and 5 % slow (holdout19), the
+    bf16 one with a [N, K] weight 12 % (rho 0.82, since the register spread); Triton's looped LayerNorm ranks 0.88, the
+    Welford one 0.77, the 64-channel im2col 0.81, the depthwise convolution 0.86, holdout19's LayerNorm 0.90; the
+    transpose -0.16."""
     scores = {s.case: s for split in ("holdout3", "holdout13", "holdout14", "holdout15", "holdout18", "holdout19")
               for s in _scores(split, f"h200_{split}.csv")}
     good = ["attention_fp16_d64_bh16_s2999", "matmul_fp16_skinny_m5", "rmsnorm_bf16_5000x4099", "add_fp16_20M"]
-    assert all(0.805 <= scores[f"holdout18_{name}"].rho <= 0.965 for name in good)
+    assert all(0.765 <= scores[f"holdout18_{name}"].rho <= 0.965 for name in good)
     picks = {case: round(scores[case].regret, 2) for case in (
         "holdout18_matmul_fp16_1999x3001x1001", "holdout19_matmul_fp16_3000x1000x2000",
         "holdout19_matmul_bf16_2048x4100x1536", "holdout18_matmul_bf16_wt_777x5003x2049")}
-    assert list(picks.values()) == [0.05, 0.09, 0.05, 0.69]
-    assert round(scores["holdout18_matmul_bf16_wt_777x5003x2049"].rho, 2) == 0.78
-    ranks = {"holdout3_layernorm_looped_bf16_16384x3000": 0.89, "holdout15_welford_layernorm_fp16_8192x7000": 0.78,
-             "holdout13_im2col_fp16_n8_56x56_c64": 0.81, "holdout14_depthwise_conv3x3_fp16_n32_56x56_c128": 0.84,
-             "holdout19_layernorm_bf16_7000x2049": 0.88, "holdout18_transpose_fp32_3001x4099": -0.16}
+    assert list(picks.values()) == [0.05, 0.48, 0.05, 0.12]
+    assert round(scores["holdout18_matmul_bf16_wt_777x5003x2049"].rho, 2) == 0.82
+    ranks = {"holdout3_layernorm_looped_bf16_16384x3000": 0.88, "holdout15_welford_layernorm_fp16_8192x7000": 0.77,
+             "holdout13_im2col_fp16_n8_56x56_c64": 0.81, "holdout14_depthwise_conv3x3_fp16_n32_56x56_c128": 0.86,
+             "holdout19_layernorm_bf16_7000x2049": 0.9, "holdout18_transpose_fp32_3001x4099": -0.16}
     assert {case: round(scores[case].rho, 2) for case in ranks} == ranks
 
 
@@ -182,32 +184,32 @@ def test_the_readme_figures_hold_on_what_to_trust():
         return float(np.median([s.rho for case, s in scores.items() if case.startswith(prefix)]))
 
     assert rho("softmax_") >= 0.99 and rho("rmsnorm_") >= 0.94 and rho("attention_") >= 0.82
-    assert rho("holdout2_bmm") >= 0.966 and rho("holdout7_w8a16") >= 0.924
-    assert rho("matmul_") >= 0.898
+    assert rho("holdout2_bmm") >= 0.961 and rho("holdout7_w8a16") >= 0.924
+    assert rho("matmul_") >= 0.866
     assert max(s.regret for case, s in scores.items() if case.startswith("holdout3_layernorm_looped")) <= 0.30
     row_sums = [s.rho for case, s in scores.items() if case.startswith("rowsum")]
     assert 0.25 <= min(row_sums) and max(row_sums) <= 0.75
 
 
-def test_eight_held_out_sets_meet_every_threshold():
-    """README and tutorial 04: holdout, holdout3, holdout4, holdout8, holdout13, holdout16, holdout19 and holdout22 meet
-    the validation thresholds (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other fifteen do not.
-    And the figures of all groups pooled."""
+def test_eight_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
+    """README and tutorial 04: holdout, holdout3, holdout4, holdout8, holdout13, holdout16, holdout22 and holdout23 meet
+    the validation thresholds (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other sixteen do not.
+    All 259 groups pooled meet them."""
     meet, scores = set(), []
     for split, csv_name in validate.HELD_OUT.items():
         scores += (mine := _scores(split, csv_name))
         t = validate.summary(mine)
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
-    assert meet == {"holdout", "holdout3", "holdout4", "holdout8", "holdout13", "holdout16", "holdout19", "holdout22"}
-    pooled = validate.summary(scores)  # README: the 237 groups pooled score 0.80 (0.44) / 2.6 % / 27 % / 15.5 %
-    assert len(scores) == 237 and pooled["rho"] >= 0.804 and pooled["rho_p10"] >= 0.443
-    assert pooled["regret"] <= 0.026 and pooled["regret_p90"] <= 0.267 and pooled["mape"] <= 0.155
+    assert meet == {"holdout", "holdout3", "holdout4", "holdout8", "holdout13", "holdout16", "holdout22", "holdout23"}
+    pooled = validate.summary(scores)  # README: the 259 groups pooled score 0.81 (0.48) / 2.5 % / 23 % / 16 %
+    assert len(scores) == 259 and validate.passes(pooled) and pooled["rho"] >= 0.811 and pooled["rho_p10"] >= 0.477
+    assert pooled["regret"] <= 0.026 and pooled["regret_p90"] <= 0.234 and pooled["mape"] <= 0.16
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
     """README: scored with Triton's own register and spill counts in place of the estimate
-    (`python -m simulator.validate --compiled-registers`), the 237 held-out groups pooled pass every threshold and
+    (`python -m simulator.validate --compiled-registers`), the 259 held-out groups pooled pass every threshold and
     twelve sets meet them (eight with the estimate): the register estimate is the largest part of the held-out
     error."""
     scores, meet = [], 0
@@ -216,8 +218,8 @@ def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds(
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
-    assert len(scores) == 237 and validate.passes(pooled) and meet == 12
-    assert pooled["rho"] >= 0.816 and pooled["regret_p90"] <= 0.20 and pooled["mape"] <= 0.157
+    assert len(scores) == 259 and validate.passes(pooled) and meet == 12
+    assert pooled["rho"] >= 0.816 and pooled["regret_p90"] <= 0.221 and pooled["mape"] <= 0.161
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
@@ -464,7 +466,7 @@ def test_triton_lays_a_tile_with_no_contiguous_dim_down_its_rows():
 
 def test_the_readme_figures_hold_on_the_register_estimate():
     """README: the stored configs' register estimates against Triton's n_regs where it does not spill, median error
-    12 % / 13 % / 18 % (calibration / validation / held out), p90 45 % held out."""
+    12 % / 13 % / 17 % (calibration / validation / held out), p90 42 % held out."""
     with open(validate.DATA / "h200_compile_facts.jsonl") as f:
         facts = {(r["case"], r["config"]): r for r in map(json.loads, f)}
     errors: dict[str, list[float]] = {}
@@ -478,18 +480,18 @@ def test_the_readme_figures_hold_on_the_register_estimate():
                     errors.setdefault(split, []).append(abs(estimate / fact["n_regs"] - 1))
     median = {split: np.median(values) for split, values in errors.items()}
     assert {split: len(values) for split, values in errors.items()} == {
-        "calibration": 392, "validation": 670, "held out": 3548}
-    assert median["calibration"] <= 0.121 and median["validation"] <= 0.129 and median["held out"] <= 0.173
-    assert np.percentile(errors["held out"], 90) <= 0.435
+        "calibration": 392, "validation": 670, "held out": 3859}
+    assert median["calibration"] <= 0.121 and median["validation"] <= 0.129 and median["held out"] <= 0.166
+    assert np.percentile(errors["held out"], 90) <= 0.417
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.15 s of CPU (p90 0.61 s, at most 9.9 s), as measured
+    """README: modeling one stored config took a median 0.15 s of CPU (p90 0.59 s, at most 9.9 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
-    assert len(seconds) == 5855
-    assert np.median(seconds) <= 0.153 and np.percentile(seconds, 90) <= 0.613 and max(seconds) <= 9.93
+    assert len(seconds) == 6240
+    assert np.median(seconds) <= 0.153 and np.percentile(seconds, 90) <= 0.594 and max(seconds) <= 9.93
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
