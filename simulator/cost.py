@@ -157,7 +157,7 @@ def estimate(counters: Counters, grid: int | tuple[int, ...] | None = None,
     registers = counters.registers_per_thread
     if register_spread <= 0 or registers <= 0:
         return point
-    num_warps = counters.num_warps or 4
+    num_warps = point.occupancy.warps_per_program
     budget = register_budget(spec, num_warps)
 
     def step(count: int) -> tuple[int, int]:  # all the time depends on registers through
@@ -170,17 +170,20 @@ def estimate(counters: Counters, grid: int | tuple[int, ...] | None = None,
         count = max(1, round(registers * math.exp(register_spread * z)))
         if registers > budget:  # spilling already: only the chance of spilling less
             count = min(count, registers)
-        if step(count) not in times:
-            moved = dataclasses.replace(counters, registers_per_thread=count)
-            times[step(count)] = _estimate(moved, grid, spec).seconds
-        seconds += weight * times[step(count)]
+        key = step(count)
+        if key not in times:
+            times[key] = _estimate(dataclasses.replace(counters, registers_per_thread=count), grid, spec).seconds
+        seconds += weight * times[key]
     body = point.seconds - point.components["launch"]
     scale = (seconds - point.components["launch"]) / body if body > 0 else 1.0
     return dataclasses.replace(
-        point, seconds=seconds,
-        components={name: value * scale if name in COMPONENTS else value for name, value in point.components.items()},
-        schedule=tuple(dataclasses.replace(w, start_s=w.start_s * scale, seconds=w.seconds * scale)
-                       for w in point.schedule))
+        point, seconds=seconds, schedule=_scaled(point.schedule, scale),
+        components={name: value * scale if name in COMPONENTS else value for name, value in point.components.items()})
+
+
+def _scaled(schedule, factor: float) -> tuple[WaveTiming, ...]:
+    """The waves stretched by `factor`, start times and durations alike."""
+    return tuple(dataclasses.replace(w, start_s=w.start_s * factor, seconds=w.seconds * factor) for w in schedule)
 
 
 def _estimate(counters: Counters, grid: int | tuple[int, ...] | None, spec: MachineSpec | str | None) -> Estimate:
@@ -225,8 +228,7 @@ def _estimate(counters: Counters, grid: int | tuple[int, ...] | None, spec: Mach
         durations = np.array([_blend(_wave_components(_PerProgram(counters.scaled(level), spec, num_warps), spec,
                                                       per_unit, units, num_warps), spec.alpha) for level in levels])
         scheduled = _makespan(durations[which] / spec.clock_hz, per_unit * units)
-        schedule = [dataclasses.replace(w, start_s=w.start_s * scheduled / start, seconds=w.seconds * scheduled / start)
-                    for w in schedule]
+        schedule = list(_scaled(schedule, scheduled / start))
         totals = {name: value * scheduled / start for name, value in totals.items()}
         start = scheduled
     contention = max(counters.atomic_max_multiplicity * spec.atomic_serial_cycles,
