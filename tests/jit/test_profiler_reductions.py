@@ -30,4 +30,23 @@ def test_a_reduction_crosses_the_warps_of_the_layout_it_inherits_from_its_load(l
                           machine="h200")
     expected = x.sum(axis=0) if loaded else (np.arange(4)[:, None] * 256 + np.arange(256)).sum(axis=0)
     np.testing.assert_allclose(out, expected, rtol=1e-5)
-    assert record.totals.exchanges == exchanges * 8  # one exchange a warp
+    # each thread ends up with 4 of the column sums (its 4 columns): each warp passes them one by one
+    assert record.totals.exchanges == exchanges * 8 * 4
+
+
+@jit
+def row_sum_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    tile = tl.load(x_ptr + rows[:, None] * COLS + tl.arange(0, COLS)[None, :])
+    tl.store(out_ptr + rows, tl.sum(tile, axis=1))
+
+
+@pytest.mark.parametrize("rows", [1, 2, 4])
+def test_a_program_of_several_rows_exchanges_each_row_s_sum_across_its_warps(rows):
+    # 1,024 fp32 columns on 8 warps: every warp holds part of every row, so each row's sum crosses all 8 warps,
+    # and a program of `rows` rows passes that many sums through shared memory
+    x = np.random.default_rng(5).standard_normal((8, 1024)).astype(np.float32)
+    out = np.empty(8, np.float32)
+    record = model_launch(row_sum_kernel, (8 // rows,), x, out, ROWS=rows, COLS=1024, num_warps=8, machine="h200")
+    np.testing.assert_allclose(out, x.sum(axis=1), rtol=1e-5)
+    assert record.totals.exchanges == 8 * rows * (8 // rows)  # per warp, per row, per program

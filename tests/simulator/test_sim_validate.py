@@ -101,36 +101,36 @@ def test_the_readme_figures_hold_on_the_validation_split():
     must update the README (and say why)."""
     total = _figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
-    assert total["rho"] >= 0.882 and total["regret"] <= 0.0 and total["regret_p90"] <= 0.16
-    assert total["mape"] <= 0.145
+    assert total["rho"] >= 0.882 and total["rho_p10"] >= 0.732 and total["regret"] <= 0.0
+    assert total["regret_p90"] <= 0.16 and total["mape"] <= 0.143
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.839, 0.053, 0.16, 0.183),
-    ("holdout2", 11, 0.626, 0.079, 0.199, 0.111),
+    ("holdout", 10, 0.846, 0.053, 0.16, 0.166),
+    ("holdout2", 11, 0.613, 0.079, 0.199, 0.168),
     ("holdout3", 10, 0.857, 0.0, 0.201, 0.178),
-    ("holdout4", 10, 0.827, 0.0, 0.147, 0.144),
-    ("holdout5", 10, 0.781, 0.047, 0.392, 0.144),
-    ("holdout6", 10, 0.755, 0.016, 0.062, 0.134),
-    ("holdout7", 10, 0.764, 0.013, 0.099, 0.146),
-    ("holdout8", 10, 0.862, 0.0, 0.067, 0.166),
-    ("holdout9", 10, 0.775, 0.012, 0.192, 0.148),
-    ("holdout10", 10, 0.617, 0.011, 0.138, 0.161),
-    ("holdout11", 10, 0.74, 0.059, 0.287, 0.168),
-    ("holdout12", 10, 0.662, 0.055, 0.244, 0.178),
-    ("holdout13", 10, 0.839, 0.052, 0.197, 0.213),
-    ("holdout14", 10, 0.876, 0.047, 0.687, 0.161),
-    ("holdout15", 6, 0.786, 0.095, 0.182, 0.201),
-    ("holdout16", 13, 0.896, 0.0, 0.121, 0.164),
-    ("holdout17", 10, 0.745, 0.0, 0.102, 0.163),
-    ("holdout18", 11, 0.78, 0.036, 0.165, 0.176),
-    ("holdout19", 13, 0.817, 0.035, 0.4, 0.185),
-    ("holdout20", 8, 0.664, 0.107, 0.192, 0.125),
-    ("holdout21", 8, 0.292, 0.025, 0.745, 0.197),
-    ("holdout22", 14, 0.857, 0.0, 0.12, 0.15),
-    ("holdout23", 13, 0.828, 0.0, 0.141, 0.158),
-    ("holdout24", 22, 0.801, 0.06, 0.385, 0.188),
+    ("holdout4", 10, 0.866, 0.0, 0.03, 0.144),
+    ("holdout5", 10, 0.796, 0.047, 0.392, 0.144),
+    ("holdout6", 10, 0.766, 0.016, 0.061, 0.134),
+    ("holdout7", 10, 0.772, 0.013, 0.099, 0.164),
+    ("holdout8", 10, 0.842, 0.0, 0.067, 0.156),
+    ("holdout9", 10, 0.756, 0.012, 0.162, 0.162),
+    ("holdout10", 10, 0.617, 0.011, 0.138, 0.159),
+    ("holdout11", 10, 0.75, 0.0, 0.154, 0.157),
+    ("holdout12", 10, 0.659, 0.055, 0.244, 0.156),
+    ("holdout13", 10, 0.839, 0.092, 0.247, 0.232),
+    ("holdout14", 10, 0.876, 0.047, 0.308, 0.154),
+    ("holdout15", 6, 0.772, 0.095, 0.182, 0.214),
+    ("holdout16", 13, 0.896, 0.0, 0.121, 0.17),
+    ("holdout17", 10, 0.794, 0.0, 0.102, 0.163),
+    ("holdout18", 11, 0.78, 0.024, 0.122, 0.176),
+    ("holdout19", 13, 0.817, 0.035, 0.181, 0.165),
+    ("holdout20", 8, 0.81, 0.085, 0.141, 0.089),
+    ("holdout21", 8, 0.295, 0.025, 0.745, 0.197),
+    ("holdout22", 14, 0.875, 0.0, 0.12, 0.147),
+    ("holdout23", 13, 0.827, 0.0, 0.141, 0.15),
+    ("holdout24", 22, 0.82, 0.011, 0.174, 0.183),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -155,9 +155,9 @@ def test_the_readme_figures_hold_where_stores_split():
 def test_the_readme_figures_hold_on_holdout18_s_groups():
     """README, holdout18, the layout Triton proves and the L1's time in a round: attention, the skinny matmul, RMSNorm
     and the fp16 add rank 0.77-0.96; the odd-N matmuls' picks run 5 % (holdout18), 48 % and 5 % slow (holdout19), the
-    bf16 one with a [N, K] weight 12 % (rho 0.82, since the register spread); Triton's looped LayerNorm ranks 0.88, the
-    Welford one 0.77, the 64-channel im2col 0.81, the depthwise convolution 0.86, holdout19's LayerNorm 0.90; the
-    transpose -0.16."""
+    bf16 one with a [N, K] weight 12 % (rho 0.82, since the register spread); Triton's looped LayerNorm ranks 0.87, the
+    Welford one 0.81, the 64-channel im2col 0.81, the depthwise convolution 0.86, holdout19's LayerNorm 0.91 (since
+    reductions pass each result through shared memory in turn); the transpose -0.16."""
     scores = {s.case: s for split in ("holdout3", "holdout13", "holdout14", "holdout15", "holdout18", "holdout19")
               for s in _scores(split, f"h200_{split}.csv")}
     good = ["attention_fp16_d64_bh16_s2999", "matmul_fp16_skinny_m5", "rmsnorm_bf16_5000x4099", "add_fp16_20M"]
@@ -167,15 +167,15 @@ def test_the_readme_figures_hold_on_holdout18_s_groups():
         "holdout19_matmul_bf16_2048x4100x1536", "holdout18_matmul_bf16_wt_777x5003x2049")}
     assert list(picks.values()) == [0.05, 0.48, 0.05, 0.12]
     assert round(scores["holdout18_matmul_bf16_wt_777x5003x2049"].rho, 2) == 0.82
-    ranks = {"holdout3_layernorm_looped_bf16_16384x3000": 0.88, "holdout15_welford_layernorm_fp16_8192x7000": 0.77,
+    ranks = {"holdout3_layernorm_looped_bf16_16384x3000": 0.87, "holdout15_welford_layernorm_fp16_8192x7000": 0.81,
              "holdout13_im2col_fp16_n8_56x56_c64": 0.81, "holdout14_depthwise_conv3x3_fp16_n32_56x56_c128": 0.86,
-             "holdout19_layernorm_bf16_7000x2049": 0.9, "holdout18_transpose_fp32_3001x4099": -0.16}
+             "holdout19_layernorm_bf16_7000x2049": 0.91, "holdout18_transpose_fp32_3001x4099": -0.16}
     assert {case: round(scores[case].rho, 2) for case in ranks} == ranks
 
 
 def test_the_readme_figures_hold_on_what_to_trust():
     """README 'Trust it for ...': the median rank correlation of the kernel families it names, the looped
-    LayerNorm's worst pick and the row sums' range."""
+    LayerNorm's worst pick and the row sums' rank."""
     scores = {}
     for split, csv_name in [("validation", "h200_sweep.csv")] + list(validate.HELD_OUT.items()):
         scores.update({s.case: s for s in _scores(split, csv_name)})
@@ -188,30 +188,30 @@ def test_the_readme_figures_hold_on_what_to_trust():
     assert rho("matmul_") >= 0.866
     assert max(s.regret for case, s in scores.items() if case.startswith("holdout3_layernorm_looped")) <= 0.30
     row_sums = [s.rho for case, s in scores.items() if case.startswith("rowsum")]
-    assert 0.25 <= min(row_sums) and max(row_sums) <= 0.75
+    assert min(row_sums) >= 0.75
 
 
-def test_eight_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
-    """README and tutorial 04: holdout, holdout3, holdout4, holdout8, holdout13, holdout16, holdout22 and holdout23 meet
-    the validation thresholds (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other sixteen do not.
-    All 259 groups pooled meet them."""
+def test_eleven_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
+    """README and tutorial 04: holdout, holdout3, holdout4, holdout8, holdout13, holdout16, holdout19, holdout20 and
+    holdout22 to holdout24 meet the validation thresholds (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %);
+    the other thirteen do not. All 259 groups pooled meet them."""
     meet, scores = set(), []
     for split, csv_name in validate.HELD_OUT.items():
         scores += (mine := _scores(split, csv_name))
         t = validate.summary(mine)
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
-    assert meet == {"holdout", "holdout3", "holdout4", "holdout8", "holdout13", "holdout16", "holdout22", "holdout23"}
-    pooled = validate.summary(scores)  # README: the 259 groups pooled score 0.81 (0.48) / 2.5 % / 23 % / 16 %
-    assert len(scores) == 259 and validate.passes(pooled) and pooled["rho"] >= 0.811 and pooled["rho_p10"] >= 0.477
-    assert pooled["regret"] <= 0.026 and pooled["regret_p90"] <= 0.234 and pooled["mape"] <= 0.16
+    assert meet == {"holdout", "holdout3", "holdout4", "holdout8", "holdout13", "holdout16", "holdout19", "holdout20",
+                    "holdout22", "holdout23", "holdout24"}
+    pooled = validate.summary(scores)  # README: the 259 groups pooled score 0.82 (0.46) / 2.1 % / 19 % / 16 %
+    assert len(scores) == 259 and validate.passes(pooled) and pooled["rho"] >= 0.817 and pooled["rho_p10"] >= 0.46
+    assert pooled["regret"] <= 0.022 and pooled["regret_p90"] <= 0.186 and pooled["mape"] <= 0.16
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
     """README: scored with Triton's own register and spill counts in place of the estimate
     (`python -m simulator.validate --compiled-registers`), the 259 held-out groups pooled pass every threshold and
-    twelve sets meet them (eight with the estimate): the register estimate is the largest part of the held-out
-    error."""
+    twelve sets meet them (eleven with the estimate, which now scores as well pooled)."""
     scores, meet = [], 0
     for split, csv_name in validate.HELD_OUT.items():
         mine = _scores(split, csv_name, compiled_registers=True)
@@ -219,7 +219,7 @@ def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds(
         scores += mine
     pooled = validate.summary(scores)
     assert len(scores) == 259 and validate.passes(pooled) and meet == 12
-    assert pooled["rho"] >= 0.816 and pooled["regret_p90"] <= 0.221 and pooled["mape"] <= 0.161
+    assert pooled["rho"] >= 0.816 and pooled["regret_p90"] <= 0.19 and pooled["mape"] <= 0.161
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
@@ -486,12 +486,12 @@ def test_the_readme_figures_hold_on_the_register_estimate():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.15 s of CPU (p90 0.59 s, at most 9.9 s), as measured
+    """README: modeling one stored config took a median 0.13 s of CPU (p90 0.54 s, at most 9.7 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
     assert len(seconds) == 6240
-    assert np.median(seconds) <= 0.153 and np.percentile(seconds, 90) <= 0.594 and max(seconds) <= 9.93
+    assert np.median(seconds) <= 0.133 and np.percentile(seconds, 90) <= 0.542 and max(seconds) <= 9.68
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
