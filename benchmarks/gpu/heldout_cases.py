@@ -1,8 +1,8 @@
 """The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
-the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", ..., "holdout24").
+the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", ..., "holdout25").
 
 Each set's kernels and cases are a module of their own: holdout1.py (split "holdout"), holdout2.py, ...,
-holdout24.py. They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
+holdout25.py. They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from holdout21 import holdout21_cases
 from holdout22 import holdout22_cases
 from holdout23 import holdout23_cases
 from holdout24 import holdout24_cases
+from holdout25 import holdout25_cases
 from sweep_cases import Case
 
 
@@ -40,4 +41,4 @@ def heldout_cases() -> list[Case]:
             + holdout11_cases() + holdout12_cases() + holdout13_cases() + holdout14_cases()
             + holdout15_cases() + holdout16_cases() + holdout17_cases() + holdout18_cases()
             + holdout19_cases() + holdout20_cases() + holdout21_cases() + holdout22_cases()
-            + holdout23_cases() + holdout24_cases())
+            + holdout23_cases() + holdout24_cases() + holdout25_cases())
