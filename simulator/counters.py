@@ -87,7 +87,7 @@ class Counters:
       barriers                barrier instructions executed, counted per warp
       exchanges               cross-warp exchanges through shared memory (store, barrier, load: reductions across
                               warps, layout changes), counted per warp, a reduction's once per result each thread
-                              holds (its warps pass them one at a time); their barriers are in `barriers` too
+                              holds (each is stored, waited for and loaded back); their barriers are in `barriers` too
       phase_rounds            per memory phase (the loads of one loop, or of the code outside loops), how many
                               times it ran; the key "loop:depth:chain" says how a GPU build waits for its loads:
                               depth iterations of loads in flight ahead of their use (software pipelining; 0 =
