@@ -186,9 +186,8 @@ def _scaled(schedule, factor: float) -> tuple[WaveTiming, ...]:
     return tuple(dataclasses.replace(w, start_s=w.start_s * factor, seconds=w.seconds * factor) for w in schedule)
 
 
-def _estimate(counters: Counters, grid: int | tuple[int, ...] | None, spec: MachineSpec | str | None) -> Estimate:
+def _estimate(counters: Counters, grid: int | tuple[int, ...] | None, spec: MachineSpec) -> Estimate:
     """estimate at the counters' own register count."""
-    spec = current_spec(spec)
     programs = _programs(grid) if grid is not None else counters.programs
     if programs <= 0:
         raise ValueError("estimate needs a grid with at least one program")

@@ -8,26 +8,19 @@ corrected on carry over to new shapes.
 
 from __future__ import annotations
 
-import dataclasses
-
 from holdout2 import bmm_case, gemv_case, rope_inline_case
 from holdout4 import cross_entropy_case, groupnorm_case, softmax_bwd_case
 from holdout6 import qk_norm_case, rmsnorm_bwd_case
 from holdout7 import w8a16_case
 from holdout8 import kv_dequant_case
 from holdout11 import gqa_attention_case, log_softmax_case, matmul_abt_case
-from sweep_cases import Case
+from sweep_cases import Case, in_split
 
 SPLIT = "holdout23"
 
 
-def _here(case: Case) -> Case:
-    """Another set's kernel, counted in this one."""
-    return dataclasses.replace(case, split=SPLIT)
-
-
 def holdout23_cases() -> list[Case]:
-    return [_here(case) for case in (
+    return [in_split(case, SPLIT) for case in (
         cross_entropy_case("holdout23_cross_entropy_bf16_1024x151936", 1024, 151936, "bf16"),
         groupnorm_case("holdout23_groupnorm_bf16_n4_c640_hw4096_g32", 4, 640, 4096, 32, "bf16"),
         log_softmax_case("holdout23_log_softmax_fp16_6000x7168", 6000, 7168, "fp16"),

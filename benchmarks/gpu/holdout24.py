@@ -9,8 +9,6 @@ the H200 and scored once with the model frozen, never fitted on.
 
 from __future__ import annotations
 
-import dataclasses
-
 from holdout2 import rope_inline_case
 from holdout4 import cross_entropy_case, groupnorm_case, softmax_bwd_case
 from holdout5 import argmax_case, mean_pool_case
@@ -25,6 +23,7 @@ from sweep_cases import (
     Case,
     add_case,
     attention_case,
+    in_split,
     layernorm_case,
     matmul_case,
     rmsnorm_case,
@@ -48,7 +47,7 @@ def holdout24_cases() -> list[Case]:
         layernorm_case("holdout24_layernorm_fp32_3000x5000", s, 3000, 5000, "fp32"),
         transpose_case("holdout24_transpose_fp16_4097x3001", s, 4097, 3001, "fp16"),
         add_case("holdout24_add_bf16_30M", s, 30_000_001, "bf16"),
-    ] + [dataclasses.replace(case, split=s) for case in (  # other sets' kernels, counted in this one
+    ] + [in_split(case, s) for case in (  # other sets' kernels
         log_softmax_case("holdout24_log_softmax_bf16_2048x24000", 2048, 24000, "bf16"),
         cross_entropy_case("holdout24_cross_entropy_fp16_2048x32000", 2048, 32000, "fp16"),
         rmsnorm_bwd_case("holdout24_rmsnorm_bwd_bf16_2048x7168", 2048, 7168, "bf16"),

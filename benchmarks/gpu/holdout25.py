@@ -9,8 +9,6 @@ the H200 and scored once with the model frozen, never fitted on.
 
 from __future__ import annotations
 
-import dataclasses
-
 from holdout2 import bmm_case, gemv_case
 from holdout4 import cross_entropy_case, softmax_bwd_case
 from holdout6 import rmsnorm_bwd_case
@@ -26,6 +24,7 @@ from sweep_cases import (
     Case,
     add_case,
     attention_case,
+    in_split,
     layernorm_case,
     matmul_case,
     rmsnorm_case,
@@ -50,7 +49,7 @@ def holdout25_cases() -> list[Case]:
         layernorm_case("holdout25_layernorm_bf16_5000x3072", s, 5000, 3072, "bf16"),
         transpose_case("holdout25_transpose_fp32_6000x2500", s, 6000, 2500, "fp32"),
         add_case("holdout25_add_fp32_25M", s, 25_000_003, "fp32"),
-    ] + [dataclasses.replace(case, split=s) for case in (  # other sets' kernels, counted in this one
+    ] + [in_split(case, s) for case in (  # other sets' kernels
         log_softmax_case("holdout25_log_softmax_fp32_3000x9000", 3000, 9000, "fp32"),
         softmax_bwd_case("holdout25_softmax_bwd_bf16_6000x2048", 6000, 2048, "bf16"),
         rmsnorm_bwd_case("holdout25_rmsnorm_bwd_fp16_3000x5120", 3000, 5120, "fp16"),
