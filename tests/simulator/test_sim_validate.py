@@ -82,7 +82,6 @@ def test_stored_counters_are_what_the_compiler_gives_now():
         assert new["dram_bytes"] == pytest.approx(old["dram_bytes"], rel=0.02)
 
 
-
 def test_the_readme_figures_hold_on_the_set_that_waits_for_a_gpu():
     """holdout26 is chosen (20 groups, 330 configs of the issue's families) and not scored before it is measured."""
     sys.path.insert(0, str(SWEEPS))
