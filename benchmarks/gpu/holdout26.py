@@ -1,12 +1,12 @@
 """The twenty-sixth held-out set (split "holdout26"): the issue's own experiment again, blind — ordinary Triton-style
 kernels of the issue's families, most written for this set: a matmul on a two-axis grid without grouped ordering
 (fp16, bf16, TF32, a decode-sized M = 32), causal attention at D = 64 and D = 128, a softmax of several rows a
-program read through a row stride, an RMSNorm that loops over its row twice, a transpose through `tl.trans`, a GELU,
-adds, a paged decode, row and column sums and a looped LayerNorm. Chosen at stop 41, whose experiments left the
-model as stop 40 had it; no GPU was lent that session, so it is not measured yet. The next session with the H200
-measures it once (`WAVETILE_SWEEP_BACKEND=triton python benchmarks/gpu/sweep.py OUT/h200_holdout26.csv --split
-holdout26`, then compile_facts.py the same way), adds it to simulator.validate.HELD_OUT and scores it once with the
-model it then has, never fitting on it.
+program read through a row stride, an RMSNorm that loops over its row twice, a transpose through `tl.trans`; then
+holdout1's GELU, adds, a paged decode, row and column sums and a looped LayerNorm at new shapes. Chosen at stop 41,
+whose experiments left the model as stop 40 had it; no GPU was lent that session, so it is not measured yet. The
+next session with the H200 measures it once (`WAVETILE_SWEEP_BACKEND=triton python benchmarks/gpu/sweep.py
+OUT/h200_holdout26.csv --split holdout26`, then compile_facts.py the same way), adds it to
+simulator.validate.HELD_OUT and scores it once with the model it then has, never fitting on it.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from holdout1 import gelu_tanh_kernel
 from holdout3 import layernorm_looped_case
 from sweep_cases import (
     Case,
@@ -93,17 +94,6 @@ def trans_transpose_kernel(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: t
     rn = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     tile = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=(rm[:, None] < M) & (rn[None, :] < N))
     tl.store(y_ptr + rn[:, None] * M + rm[None, :], tl.trans(tile), mask=(rn[:, None] < N) & (rm[None, :] < M))
-
-
-@jit
-def gelu_tanh_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    """GELU, tanh form, in fp32: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
-    t = 2.0 / (1.0 + tl.exp(-2.0 * inner)) - 1.0
-    tl.store(y_ptr + offs, (0.5 * x * (1.0 + t)).to(y_ptr.dtype.element_ty), mask=mask)
 
 
 GRID2D_MATMUL_CONFIGS = _grid_configs({"BLOCK_M": [32, 64, 128, 256], "BLOCK_N": [32, 64, 128, 256],
