@@ -24,11 +24,17 @@ def shared_bytes(probes, live, spec, num_warps, num_stages, padding) -> int:
                   for rows, copied, through_registers in _staged_dot_groups(probes, live)), default=0)
     for p in live:
         info = probes[p]
-        if info["op"] == OP.TILE_PERMUTE and shared_model.moves_fastest_dim(tuple(info["attrs"]["order"])):
+        if (info["op"] == OP.TILE_PERMUTE and shared_model.moves_fastest_dim(tuple(info["attrs"]["order"]))
+                and not info["attrs"].get("staged")):
             src = info["operands"][0]
             itemsize = max(1, parse_ir_type(src[1]).itemsize)
             rows = math.prod(src[0][:-1]) if len(src[0]) > 1 else 1
             scratch = max(scratch, rows * (src[0][-1] + padding) * itemsize)
+        elif info["op"] == OP.TILE_REDUCE:
+            itemsizes = tuple(max(1, parse_ir_type(operand[1]).itemsize) for operand in info["operands"])
+            scratch = max(scratch, shared_model.reduction_exchange(
+                tuple(info["operands"][0][0]), int(info["attrs"]["axis"]), itemsizes, num_warps, spec.warp_size,
+                info["attrs"].get("size_per_thread", 1))[2])
         elif info["op"] in _COMBINES:
             shape = tuple(info["operands"][0][0])
             itemsize = max(1, parse_ir_type(info["operands"][0][1]).itemsize)

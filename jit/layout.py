@@ -143,16 +143,9 @@ def _rows_cached(layout: BlockedLayout) -> WarpRows:
     reps = [max(1, -(-shape[d] // cover[d])) for d in range(rank)]
     groups = [reps[d] * (spt[d] if d != order[0] else 1) for d in range(rank)]  # register groups per dim
 
-    def split(ids: np.ndarray, extents: list[int]) -> list[np.ndarray]:
-        coords = [None] * rank
-        for d in order:  # fastest dim first
-            coords[d] = ids % extents[d]
-            ids = ids // extents[d]
-        return coords
-
-    lane_c = split(np.arange(layout.warp_size), list(lanes))
-    warp_c = split(np.arange(layout.num_warps), list(warps))
-    group_c = split(np.arange(math.prod(groups)), groups)
+    lane_c = split_ids(layout.warp_size, lanes, order)
+    warp_c = split_ids(layout.num_warps, warps, order)
+    group_c = split_ids(math.prod(groups), groups, order)
     coord, dup = [], np.zeros((layout.num_warps, math.prod(groups), layout.warp_size), dtype=bool)
     for d in range(rank):
         if d == order[0]:
@@ -181,6 +174,15 @@ def _rows_cached(layout: BlockedLayout) -> WarpRows:
     for array in (element, replica, warp):
         array.setflags(write=False)
     return WarpRows(element, replica, warp, layout.vector)
+
+
+def split_ids(count: int, extents, order: tuple[int, ...]) -> list[np.ndarray]:
+    """Ids 0..count-1 (lanes, warps or register groups) as their coordinate along each dim, fastest dim first."""
+    ids, coords = np.arange(count, dtype=np.int64), [None] * len(extents)
+    for d in order:
+        coords[d] = ids % extents[d]
+        ids = ids // extents[d]
+    return coords
 
 
 def warp_rows(layout: BlockedLayout) -> WarpRows:

@@ -688,13 +688,13 @@ def _compute(info: dict, execs: int, spec: MachineSpec, num_warps: int, padding:
         return _reduction(info, execs, spec, num_warps, mma_tiles)
     if name == OP.TILE_PERMUTE:
         order = tuple(info["attrs"]["order"])
-        if not shared_model.moves_fastest_dim(order):
-            return None
+        if not shared_model.moves_fastest_dim(order) or info["attrs"].get("staged"):
+            return None  # a register rename, or a view of a dot operand's staged tile (jit.passes.mark_staged_permutes)
         src = info["operands"][0]
         itemsize = max(1, parse_ir_type(src[1]).itemsize)
         writes, reads, _ = shared_model.permute(tuple(src[0]), order, itemsize, num_warps, spec.warp_size, padding)
-        return _times(_shared(writes + reads, spec), execs) + Counters(barriers=execs * num_warps,
-                                                                       exchanges=execs * num_warps)
+        return _times(_exchange(writes + reads, spec), execs) + Counters(barriers=execs * num_warps,
+                                                                         exchanges=execs * num_warps)
     cls = OPS[name].cls
     if cls == "barrier":
         return Counters(barriers=execs * num_warps)
@@ -765,6 +765,7 @@ def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int, mma_ti
     are reduced by their own warps. Otherwise it crosses the lanes and warps of the layout it inherits from the
     load it reduces (the `split` jit.passes.assign_reduction_order records: a [4, 256] fp32 tile loaded 4 elements
     a thread on 8 warps spreads its rows over 4 of them)."""
+    name = info["op"]
     shape = tuple(info["operands"][0][0])
     axis = int(info["attrs"]["axis"])
     tile = mma_tiles.get(shape) if len(shape) == 2 else None
@@ -781,8 +782,13 @@ def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int, mma_ti
         instructions[cls] = instructions.get(cls, 0) + execs * per
         if cls.startswith("fp_") and dtype.is_floating():
             flops += execs * numel
-    itemsize = max(1, dtype.itemsize)
-    writes, reads, _, lanes, warps = shared_model.cross_warp(shape, axis, itemsize, num_warps, spec.warp_size, along)
+    if tile is None and name == OP.TILE_REDUCE:
+        itemsizes = tuple(max(1, parse_ir_type(operand[1]).itemsize) for operand in info["operands"])
+        writes, reads, _, lanes, warps = shared_model.reduction_exchange(
+            shape, axis, itemsizes, num_warps, spec.warp_size, info["attrs"].get("size_per_thread", 1))
+    else:
+        writes, reads, _, lanes, warps = shared_model.cross_warp(shape, axis, max(1, dtype.itemsize), num_warps,
+                                                                 spec.warp_size, along)
     outputs = numel // shape[axis]
     held = max(1, -(-outputs * lanes * warps // (num_warps * spec.warp_size)))  # results each thread ends up with
     rounds = max(0, (lanes - 1).bit_length())
@@ -794,7 +800,7 @@ def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int, mma_ti
         # back: the exchange takes longer the more results each thread holds (on the H200, row kernels' programs of
         # 4-8 rows on 8-16 warps, one or two a unit, ran 16-32 % slower than modeled next to one-row programs when
         # the exchange was charged once: simulator/data/h200_holdout*.csv)
-        counters = counters + _times(_shared(writes + reads, spec), execs) + Counters(
+        counters = counters + _times(_exchange(writes + reads, spec), execs) + Counters(
             barriers=2 * execs * num_warps, exchanges=execs * num_warps * held)
     return counters
 
@@ -804,6 +810,12 @@ def _shared(accesses: list, spec: MachineSpec) -> Counters:
     for addresses, active, nbytes in accesses:
         total = total + simulator.bank_conflicts(addresses, active, nbytes, spec).to_counters()
     return total
+
+
+def _exchange(accesses: list, spec: MachineSpec) -> Counters:
+    """Shared-memory traffic of a cross-warp exchange, its wavefronts counted as the exchange's too."""
+    shared = _shared(accesses, spec)
+    return dataclasses.replace(shared, exchange_wavefronts=shared.shared_wavefronts)
 
 
 def _times(counters: Counters, k: int) -> Counters:

@@ -12,17 +12,19 @@ access bytes), plus the scratch bytes the program allocates for it.
 - tl.dot operands: A [M, K] and B [K, N] are copied into swizzled shared tiles with 16-byte vectors
   (conflict-free by construction of the swizzle) and each warp reads the slices its part of the
   output needs (the warps of the dot's MMA layout, jit.mma_layout), again in 16-byte swizzled rows.
-- Cross-warp reductions and scans: each warp along the reduced axis writes its partial results
-  [warps_along_axis, outputs] and every warp reads them back.
+- Cross-warp reductions: Triton's lowering, access for access (reduction_exchange). Scans, and
+  reductions of a dot's MMA layout, are taken as writing and reading their partials
+  [warps_along_axis, outputs] contiguously (cross_warp).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from jit.layout import default_layout, warp_rows
+from jit.layout import BlockedLayout, default_layout, reduction_split, split_ids, warp_rows
 
 Access = tuple[np.ndarray, np.ndarray | None, int]
 VECTOR_BYTES = 16
@@ -96,3 +98,72 @@ def cross_warp(shape: tuple[int, ...], axis: int, itemsize: int, num_warps: int,
     active = (idx < n).reshape(-1, warp_size)
     access = [(addresses, active, itemsize)]
     return access, access, n * itemsize, lanes, warps
+
+
+def reduction_exchange(shape: tuple[int, ...], axis: int, itemsizes: tuple[int, ...], num_warps: int, warp_size: int,
+                       size_per_thread: int = 1) -> tuple[list[Access], list[Access], int, int, int]:
+    """The shared-memory accesses of a tile.reduce whose axis spans several warps, as Triton lowers it
+    (ReduceOpToLLVM: storeWarpReduceToSharedMemory, accumulatePartialReductions, loadReductionAndPackResult),
+    for values in the blocked layout with `size_per_thread` elements a thread along the last dim (the layout the
+    reduction inherits from its load: jit.passes.assign_reduction_order).
+
+    Each operand gets a scratch shaped like the tile with its axis shrunk to the W warps along it, laid out with
+    that axis fastest: result r of warp w sits at word w + W * r. Each thread stores, one scalar at a time, each
+    result it holds (lanes at position 0 along the axis, not replicas); the threads then fold the scratch in
+    order (thread t loads word t, its W-lane group combines by shuffles, the group's first lane stores); and
+    every thread loads each result it holds, one scalar at a time. Stores and loads of a warp's results thus step
+    W words a lane (W x the results a thread holds along the fastest dim): a [16, 128] tile reduced down its rows
+    on 8 warps, 8 elements a thread along the row, puts 16 lanes in one bank, 16 wavefronts an instruction, as
+    Nsight Compute counts on the H200 (simulator/data/h200_ncu.jsonl: paged decode). Returns (writes, reads,
+    scratch bytes, lanes along the axis, warps along the axis); no accesses when the axis lies within one warp."""
+    shape = tuple(int(s) for s in shape)
+    vector = max(1, min(size_per_thread, math.prod(shape) // (num_warps * warp_size)))
+    layout = default_layout(shape, num_warps, warp_size, vector)
+    _, lanes, warps = reduction_split(layout, axis)
+    if warps <= 1:
+        return [], [], 0, lanes, warps
+    writes, reads, scratch = [], [], 0
+    for itemsize in itemsizes:
+        w, r, nbytes = _reduction_exchange(layout, axis, itemsize)
+        writes, reads, scratch = writes + w, reads + r, scratch + nbytes
+    return writes, reads, scratch, lanes, warps
+
+
+@functools.lru_cache(maxsize=256)
+def _reduction_exchange(layout: BlockedLayout, axis: int, itemsize: int) -> tuple[list[Access], list[Access], int]:
+    """One operand's accesses (reduction_exchange), cached per layout."""
+    _, _, warps = reduction_split(layout, axis)
+    shape, warp_size, num_warps = layout.shape, layout.warp_size, layout.num_warps
+    rows = warp_rows(layout)
+    per_warp = rows.element.shape[0] // num_warps
+    # every element a thread holds, in register order: [warp, register, lane]
+    steps = np.arange(rows.vector)
+    element = (rows.element.reshape(num_warps, per_warp, 1, warp_size) + steps[None, None, :, None])
+    element = element.reshape(num_warps, per_warp * rows.vector, warp_size)
+    replica = np.repeat(rows.replica.reshape(num_warps, per_warp, warp_size), rows.vector, axis=1)
+    coords = np.unravel_index(element, shape)
+    rest = tuple(d for d in range(len(shape)) if d != axis)
+    result = (np.ravel_multi_index(tuple(coords[d] for d in rest), tuple(shape[d] for d in rest))
+              if rest else np.zeros_like(element))
+    # a thread's registers along the axis fold into one partial: keep the first register of each result
+    _, first = np.unique(result[0, :, 0], return_index=True)
+    held = np.sort(first)
+    result, replica = result[:, held, :], replica[:, held, :]
+    lane_on_axis = split_ids(warp_size, layout.lanes, layout.order)[axis]
+    warp_on_axis = split_ids(num_warps, layout.warps, layout.order)[axis]
+    writer = (~replica) & (lane_on_axis == 0)[None, None, :] & (warp_on_axis < warps)[:, None, None]
+    stores = (warp_on_axis[:, None, None] + warps * result) * itemsize
+    writes = [(stores.reshape(-1, warp_size), writer.reshape(-1, warp_size), itemsize)]
+    reads = [((warps * result * itemsize).reshape(-1, warp_size), None, itemsize)]
+    # the fold: thread t loads word t (+ one block of threads a round) and its group's first lane stores the sum
+    words = warps * (math.prod(shape) // shape[axis])
+    threads = num_warps * warp_size
+    thread = np.arange(threads, dtype=np.int64)
+    for step in range(max(1, words // threads)):
+        word = thread + step * threads
+        needed = (thread < words).reshape(-1, warp_size)
+        reads.append(((word * itemsize).reshape(-1, warp_size), needed, itemsize))
+        writes.append(((word * itemsize).reshape(-1, warp_size), needed & (thread % warps == 0).reshape(-1, warp_size),
+                       itemsize))
+    return writes, reads, words * itemsize
+

@@ -41,9 +41,11 @@ on one unit, in cycles (per-program counts are launch totals / programs):
              not depth when its work is the longer); work = the phase's
              other instructions / (num_warps * warp_issue_ipc) + its dots at the unit's tensor rate. Plus the
              rest of the program's work, barriers (barrier_cycles) and cross-warp exchanges (exchange_cycles)
-             per warp, the reloads of registers spilled past the L1 (an L2 round trip each), and the drain of
-             its last stores and atomics (an L2 round trip after the atomics queued ahead of them), and per warp
-             the round trips of its fenced atomics after the first (atomic_round_cycles: each waits for the last)
+             per warp and their shared-memory wavefronts (every warp of the program waits at the barrier
+             for all of them: Counters.exchange_wavefronts / shared_wavefronts_per_clk), the reloads of
+             registers spilled past the L1 (an L2 round trip each), and the drain of its last stores and
+             atomics (an L2 round trip after the atomics queued ahead of them), and per warp the round trips
+             of its fenced atomics after the first (atomic_round_cycles: each waits for the last)
     atomics  b * (units * max(ops / atomic_ops_per_clk + R / atomic_line_requests_per_clk, H * atomic_line_cycles)
              + atomic_serialized * atomic_serial_cycles); ops = atomic element operations, R = the line requests of
              atomic warp instructions (one per line an instruction touches), at the relaxed rates for relaxed
@@ -337,6 +339,8 @@ class _PerProgram:
         self.atomic_waits = max(0.0, counters.atomic_fenced_requests / n / num_warps - 1) * spec.atomic_round_cycles
         self.barrier_cycles = (counters.barriers * spec.barrier_cycles
                                + counters.exchanges * spec.exchange_cycles) / n / num_warps
+        # between an exchange's barriers the warps wait for all of its wavefronts, served one after another
+        self.exchange_wavefronts = counters.exchange_wavefronts / n
         # a program's slot frees once its last stores are acknowledged by the L2
         self.drains = bool(counters.store_requests or counters.atomic_requests)
 
@@ -365,7 +369,8 @@ class _PerProgram:
             phase_flops += phase.flops * phase.rounds
         rest = (max(0.0, self.instructions - self.memory_instructions - phase_work) * per_warp
                 + max(0.0, self.tensor_cycles - phase_flops * self.tensor_per_flop))
-        return cycles + rest + self.barrier_cycles + self.atomic_waits + self.drain(spec, per_unit * units)
+        return (cycles + rest + self.barrier_cycles + self.exchange_wavefronts / spec.shared_wavefronts_per_clk
+                + self.atomic_waits + self.drain(spec, per_unit * units))
 
     def drain(self, spec: MachineSpec, resident: int) -> float:
         """Cycles until a program's last stores and atomics are acknowledged: an L2 round trip, after the atomics

@@ -88,6 +88,8 @@ class Counters:
       exchanges               cross-warp exchanges through shared memory (store, barrier, load: reductions across
                               warps, layout changes), counted per warp, a reduction's once per result each thread
                               holds (each is stored, waited for and loaded back); their barriers are in `barriers` too
+      exchange_wavefronts     of shared_wavefronts, those of the cross-warp exchanges: between two barriers the
+                              program's warps wait for all of them, one after another through the unit's banks
       phase_rounds            per memory phase (the loads of one loop, or of the code outside loops), how many
                               times it ran; the key "loop:depth:chain" says how a GPU build waits for its loads:
                               depth iterations of loads in flight ahead of their use (software pipelining; 0 =
@@ -151,6 +153,7 @@ class Counters:
     atomic_hot_line_requests: int = field(default=0, metadata=_MAX)
     barriers: int = 0
     exchanges: int = 0
+    exchange_wavefronts: int = 0
     phase_rounds: dict[str, int] = field(default_factory=dict)
     phase_bytes: dict[str, int] = field(default_factory=dict)
     phase_dram_bytes: dict[str, int] = field(default_factory=dict)

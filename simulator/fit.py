@@ -20,7 +20,7 @@ CANDIDATES: dict[str, tuple[float, ...]] = {
     "mma_sync_fraction": (0.25, 0.35, 0.45, 0.6, 0.8),
     "warp_issue_ipc": (0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0),
     "spill_traffic": (0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
-    "exchange_cycles": (0.0, 100.0, 250.0, 400.0, 500.0, 700.0, 1000.0),
+    "exchange_cycles": (0.0, 50.0, 100.0, 150.0, 200.0, 250.0, 400.0, 700.0),
     "alpha": (0.0, 0.05, 0.1, 0.2, 0.3),
     "shared_wavefronts_per_clk": (1.0, 2.0, 4.0),
     "mma_transpose_cycles": (0.25, 0.5, 1.0, 2.0),

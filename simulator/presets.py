@@ -43,8 +43,9 @@ H200 = {
     "shared_reserved_per_program": (1024, "H", "measured 1 KiB reserved per block"),
     "shared_banks": (32, "H", "BPG §9.2.3.1"),
     "shared_bank_bytes": (4, "H", "BPG §9.2.3.1"),
-    "shared_wavefronts_per_clk": (4.0, "L", f"{_FITTED} (the forum's 128 B/clk return path gives 1.0): the "
-                                  "per-warp operand traffic counted overstates what serialises"),
+    "shared_wavefronts_per_clk": (1.0, "H", "32 banks x 4 B a clock (BPG §9.2.3.1; the forum's 128 B/clk return "
+                                  "path); the modeled exchanges of paged decode hold 0.4-0.9 of the wavefronts Nsight "
+                                  f"counts (h200_ncu.jsonl), and {_FITTED} agrees (1.0 of 1, 2, 4)"),
     "l1_lines_per_clk": (1.8, "H", "loads whose 32 lanes read one element each of 32 rows, the words spread over "
                          "the banks, streaming along the rows (each line read by the next loads, then left): 1.74-1.81 "
                          "lines a clock per SM for 4-byte elements, 2.35-2.43 for 2-byte ones, whose lines are left "
@@ -133,8 +134,8 @@ H200 = {
                              "per clock per SM whatever BLOCK_M (B stored [N, K]: 3-3.5x faster)"),
     "warp_issue_ipc": (0.7, "L", f"dependent-instruction issue of one warp; {_FITTED}"),
     "spill_traffic": (8.0, "L", f"local-memory round trips per spilled register and loop iteration; {_FITTED}"),
-    "exchange_cycles": (250.0, "L", f"each result a warp passes in a cross-warp exchange, on a program's critical "
-                                    f"path; {_FITTED}"),
+    "exchange_cycles": (150.0, "L", f"each result a warp passes in a cross-warp exchange, on a program's critical "
+                                    f"path beyond its wavefronts; {_FITTED}"),
     "unroll_instructions": (40.0, "H", "Triton's machine code for the 576 stored configs with one loop it does not "
                             "pipeline: a loop whose trip count is known only at run time is unrolled 4 times or not "
                             "at all, 4 times where its body has at most about 40 warp instructions and neither "

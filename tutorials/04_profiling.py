@@ -19,11 +19,11 @@ We transpose a matrix three ways:
             (a 32-way bank conflict) — the classic transpose mistake, visible in the 'conflicts' column.
 
 How far to trust the modeled times: on the H200, where they were checked against measured sweeps (`python -m
-simulator.validate`), the model orders a kernel's configs with a median rank correlation of 0.88 over 41 validation
-groups and its pick is within 2 % of the best config in most groups (16 % slower for the worst tenth: matmuls, paged
-decode); an absolute time is off by 14 % at the median. On new shapes of the kernels it was built with it holds up
+simulator.validate`), the model orders a kernel's configs with a median rank correlation of 0.89 over 41 validation
+groups and its pick is within 2 % of the best config in most groups (11 % slower for the worst tenth: matmuls, paged
+decode); an absolute time is off by 15 % at the median. On new shapes of the kernels it was built with it holds up
 (the sixteenth and twenty-second held-out sets meet every threshold); on kernels it never saw it ranks less well
-(rank correlation 0.61-0.90 over twenty-four of twenty-five held-out sets, picks 0-10 % slow at the median; eleven
+(rank correlation 0.61-0.87 over twenty-four of twenty-five held-out sets, picks 0-10 % slow at the median; fifteen
 of them meet all four thresholds, all 282 groups pooled do), worst where the GPU's compiler spills registers (the
 library's conv1d ranks its configs below zero, its pick 2.3x slow) or waits for a loop's loads one by one. Read a
 profile's counters (bytes, conflicts, requests) as exact and its times as estimates. The MTT S5000 and S4000 share

@@ -8,6 +8,7 @@ from jit.passes.combine_dot_add import combine_dot_add
 from jit.passes.eliminate_common_subexpressions import eliminate_common_subexpressions
 from jit.passes.eliminate_dead_code import eliminate_dead_code
 from jit.passes.fold_constants import fold_constants
+from jit.passes.mark_staged_permutes import mark_staged_permutes
 
 
 def run_passes(func: Function, *, num_warps: int = 4, divisible: frozenset[str] = frozenset(),
@@ -23,7 +24,8 @@ def run_passes(func: Function, *, num_warps: int = 4, divisible: frozenset[str] 
         carry_pointer_bases(func)
     eliminate_common_subexpressions(func)
     eliminate_dead_code(func)
+    mark_staged_permutes(func)
 
 
 __all__ = ["run_passes", "assign_reduction_order", "assign_vector_widths", "carry_pointer_bases", "fold_constants",
-           "eliminate_common_subexpressions", "eliminate_dead_code", "combine_dot_add"]
+           "eliminate_common_subexpressions", "eliminate_dead_code", "combine_dot_add", "mark_staged_permutes"]

@@ -7,7 +7,9 @@ sums depend on that order. The split follows the operand's blocked layout: Trito
 values come from a load, as the reduction inherits the load's layout (its size_per_thread, set by
 jit.passes.assign_vector_widths, at most the tile's elements per thread). Values not loaded get one element
 per thread. The pass sets `split = (per_thread, lanes, warps)`; the code generator and the interpreter add in
-that order. tests/jit/test_gpu_numerics.py replays sums recorded on an H200 and matches them bit for bit.
+that order. It also records the layout's `size_per_thread` along the last dim, from which the profiler lays out
+the partials a cross-warp reduction exchanges through shared memory (jit.shared_model.reduction_exchange).
+tests/jit/test_gpu_numerics.py replays sums recorded on an H200 and matches them bit for bit.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def assign_reduction_order(func: Function, num_warps: int) -> None:
             run = 1 if load is None else load.attrs.get("size_per_thread", 1)
             layout = default_layout(shape, num_warps, WARP_SIZE, min(run, per_thread))
             op.attrs["split"] = reduction_split(layout, op.attrs["axis"])
+            op.attrs["size_per_thread"] = layout.vector
 
 
 def _source_load(value: Value, seen: set):

@@ -50,3 +50,29 @@ def test_a_program_of_several_rows_exchanges_each_row_s_sum_across_its_warps(row
     record = model_launch(row_sum_kernel, (8 // rows,), x, out, ROWS=rows, COLS=1024, num_warps=8, machine="h200")
     np.testing.assert_allclose(out, x.sum(axis=1), rtol=1e-5)
     assert record.totals.exchanges == 8 * rows * (8 // rows)  # per warp, per row, per program
+
+
+@jit
+def value_sum_kernel(v_ptr, out_ptr, n_rows, ROWS: tl.constexpr, D: tl.constexpr):
+    rows = tl.arange(0, ROWS)
+    v = tl.load(v_ptr + rows[:, None] * D + tl.arange(0, D)[None, :], mask=(rows < n_rows)[:, None], other=0.0)
+    tl.store(out_ptr + tl.arange(0, D), tl.sum(v.to(tl.float32), axis=0))
+
+
+@pytest.mark.parametrize("num_warps, conflict", [(8, 16), (4, 16), (2, 8)])
+def test_a_column_sum_exchanges_its_partials_the_way_triton_lays_them_out(num_warps, conflict):
+    # a paged decode's sum of p * v down a [16, 128] fp16 tile: 8 elements a thread along the row, 16 lanes a row,
+    # 2 rows a warp, the warps down the rows. Triton keeps the partials with the warp axis fastest (word w + W * d),
+    # so lane l's store of its j-th column, d = 8 l + j, steps 8 W words a lane: with W >= 4 warps all 16 writing
+    # lanes hit one bank, with 2 warps two banks (8 each). 8 stores and 8 loads back a warp, each that many
+    # wavefronts, and the fold of the W x 128 words in between (thread t loads word t and its group's first lane
+    # stores), one wavefront each, 4 rounds a warp.
+    rng = np.random.default_rng(7)
+    v = rng.standard_normal((16, 128)).astype(np.float16)
+    out = np.empty(128, np.float32)
+    record = model_launch(value_sum_kernel, (1,), v, out, 13, ROWS=16, D=128, num_warps=num_warps, machine="h200")
+    np.testing.assert_allclose(out, v[:13].astype(np.float32).sum(axis=0), rtol=1e-5, atol=1e-5)
+    rounds = num_warps * 128 // (num_warps * 32)  # W x 128 words over W x 32 threads
+    per_warp = 8 * conflict * 2 + 2 * rounds
+    assert record.totals.exchange_wavefronts == num_warps * per_warp
+    assert record.totals.shared_wavefronts == record.totals.exchange_wavefronts

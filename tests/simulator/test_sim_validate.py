@@ -114,36 +114,36 @@ def test_the_readme_figures_hold_on_the_validation_split():
     total = _figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
     assert total["rho"] >= 0.882 and total["rho_p10"] >= 0.732 and total["regret"] <= 0.0
-    assert total["regret_p90"] <= 0.16 and total["mape"] <= 0.143
+    assert total["regret_p90"] <= 0.114 and total["mape"] <= 0.147
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.846, 0.053, 0.16, 0.166),
-    ("holdout2", 11, 0.613, 0.079, 0.199, 0.168),
-    ("holdout3", 10, 0.857, 0.0, 0.201, 0.178),
-    ("holdout4", 10, 0.866, 0.0, 0.03, 0.144),
-    ("holdout5", 10, 0.796, 0.047, 0.392, 0.144),
-    ("holdout6", 10, 0.766, 0.016, 0.061, 0.134),
-    ("holdout7", 10, 0.772, 0.013, 0.099, 0.164),
-    ("holdout8", 10, 0.842, 0.0, 0.067, 0.156),
-    ("holdout9", 10, 0.756, 0.012, 0.162, 0.162),
-    ("holdout10", 10, 0.617, 0.011, 0.138, 0.159),
-    ("holdout11", 10, 0.75, 0.0, 0.154, 0.157),
-    ("holdout12", 10, 0.659, 0.055, 0.244, 0.156),
-    ("holdout13", 10, 0.839, 0.092, 0.247, 0.232),
-    ("holdout14", 10, 0.876, 0.047, 0.308, 0.154),
-    ("holdout15", 6, 0.772, 0.095, 0.182, 0.214),
-    ("holdout16", 13, 0.896, 0.0, 0.121, 0.17),
-    ("holdout17", 10, 0.794, 0.0, 0.102, 0.163),
-    ("holdout18", 11, 0.78, 0.024, 0.122, 0.176),
-    ("holdout19", 13, 0.817, 0.035, 0.181, 0.165),
-    ("holdout20", 8, 0.81, 0.085, 0.141, 0.089),
+    ("holdout", 10, 0.839, 0.024, 0.084, 0.16),
+    ("holdout2", 11, 0.613, 0.079, 0.199, 0.153),
+    ("holdout3", 10, 0.858, 0.0, 0.201, 0.191),
+    ("holdout4", 10, 0.868, 0.0, 0.123, 0.137),
+    ("holdout5", 10, 0.8, 0.047, 0.392, 0.144),
+    ("holdout6", 10, 0.764, 0.016, 0.061, 0.144),
+    ("holdout7", 10, 0.843, 0.013, 0.099, 0.155),
+    ("holdout8", 10, 0.853, 0.0, 0.051, 0.135),
+    ("holdout9", 10, 0.726, 0.012, 0.162, 0.142),
+    ("holdout10", 10, 0.611, 0.011, 0.138, 0.159),
+    ("holdout11", 10, 0.747, 0.0, 0.154, 0.159),
+    ("holdout12", 10, 0.643, 0.08, 0.832, 0.164),
+    ("holdout13", 10, 0.839, 0.092, 0.247, 0.228),
+    ("holdout14", 10, 0.873, 0.047, 0.235, 0.174),
+    ("holdout15", 6, 0.772, 0.095, 0.182, 0.217),
+    ("holdout16", 13, 0.87, 0.0, 0.121, 0.158),
+    ("holdout17", 10, 0.794, 0.0, 0.102, 0.161),
+    ("holdout18", 11, 0.811, 0.024, 0.122, 0.176),
+    ("holdout19", 13, 0.817, 0.035, 0.181, 0.188),
+    ("holdout20", 8, 0.805, 0.085, 0.141, 0.098),
     ("holdout21", 8, 0.295, 0.025, 0.745, 0.197),
-    ("holdout22", 14, 0.875, 0.0, 0.12, 0.147),
-    ("holdout23", 13, 0.827, 0.0, 0.141, 0.15),
-    ("holdout24", 22, 0.82, 0.011, 0.174, 0.183),
-    ("holdout25", 23, 0.773, 0.0, 0.146, 0.171),
+    ("holdout22", 14, 0.865, 0.0, 0.141, 0.156),
+    ("holdout23", 13, 0.846, 0.0, 0.11, 0.137),
+    ("holdout24", 22, 0.814, 0.036, 0.189, 0.195),
+    ("holdout25", 23, 0.822, 0.0, 0.146, 0.193),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -169,8 +169,8 @@ def test_the_readme_figures_hold_on_holdout18_s_groups():
     """README, holdout18, the layout Triton proves and the L1's time in a round: attention, the skinny matmul, RMSNorm
     and the fp16 add rank 0.77-0.96; the odd-N matmuls' picks run 5 % (holdout18), 48 % and 5 % slow (holdout19), the
     bf16 one with a [N, K] weight 12 % (rho 0.82, since the register spread); Triton's looped LayerNorm ranks 0.87, the
-    Welford one 0.81, the 64-channel im2col 0.81, the depthwise convolution 0.86, holdout19's LayerNorm 0.91 (since
-    reductions pass each result through shared memory in turn); the transpose -0.16."""
+    Welford one 0.82, the 64-channel im2col 0.81, the depthwise convolution 0.86, holdout19's LayerNorm 0.91 (since
+    reductions pass each result through shared memory in turn); the transpose -0.18."""
     scores = {s.case: s for split in ("holdout3", "holdout13", "holdout14", "holdout15", "holdout18", "holdout19")
               for s in _scores(split, f"h200_{split}.csv")}
     good = ["attention_fp16_d64_bh16_s2999", "matmul_fp16_skinny_m5", "rmsnorm_bf16_5000x4099", "add_fp16_20M"]
@@ -180,9 +180,9 @@ def test_the_readme_figures_hold_on_holdout18_s_groups():
         "holdout19_matmul_bf16_2048x4100x1536", "holdout18_matmul_bf16_wt_777x5003x2049")}
     assert list(picks.values()) == [0.05, 0.48, 0.05, 0.12]
     assert round(scores["holdout18_matmul_bf16_wt_777x5003x2049"].rho, 2) == 0.82
-    ranks = {"holdout3_layernorm_looped_bf16_16384x3000": 0.87, "holdout15_welford_layernorm_fp16_8192x7000": 0.81,
+    ranks = {"holdout3_layernorm_looped_bf16_16384x3000": 0.87, "holdout15_welford_layernorm_fp16_8192x7000": 0.82,
              "holdout13_im2col_fp16_n8_56x56_c64": 0.81, "holdout14_depthwise_conv3x3_fp16_n32_56x56_c128": 0.86,
-             "holdout19_layernorm_bf16_7000x2049": 0.91, "holdout18_transpose_fp32_3001x4099": -0.16}
+             "holdout19_layernorm_bf16_7000x2049": 0.91, "holdout18_transpose_fp32_3001x4099": -0.18}
     assert {case: round(scores[case].rho, 2) for case in ranks} == ranks
 
 
@@ -196,43 +196,43 @@ def test_the_readme_figures_hold_on_what_to_trust():
     def rho(prefix: str) -> float:
         return float(np.median([s.rho for case, s in scores.items() if case.startswith(prefix)]))
 
-    assert rho("softmax_") >= 0.99 and rho("rmsnorm_") >= 0.94 and rho("attention_") >= 0.82
-    assert rho("holdout2_bmm") >= 0.961 and rho("holdout7_w8a16") >= 0.924
-    assert rho("matmul_") >= 0.866
+    assert rho("softmax_") >= 0.94 and rho("rmsnorm_") >= 0.94 and rho("attention_") >= 0.81
+    assert rho("holdout2_bmm") >= 0.961 and rho("holdout7_w8a16") >= 0.938
+    assert rho("matmul_") >= 0.863
     assert max(s.regret for case, s in scores.items() if case.startswith("holdout3_layernorm_looped")) <= 0.30
     row_sums = [s.rho for case, s in scores.items() if case.startswith("rowsum")]
-    assert min(row_sums) >= 0.75
+    assert min(row_sums) >= 0.71
 
 
-def test_eleven_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
-    """README and tutorial 04: holdout, holdout3, holdout4, holdout8, holdout13, holdout16, holdout19, holdout20 and
-    holdout22 to holdout24 meet the validation thresholds (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %);
-    the other fourteen do not. All 282 groups pooled meet them."""
+def test_fifteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
+    """README and tutorial 04: holdout, holdout3, holdout4, holdout7, holdout8, holdout13, holdout14, holdout16,
+    holdout18 to holdout20 and holdout22 to holdout25 meet the validation thresholds (rho >= 0.8, picks <= 10 % /
+    25 % slow, time error <= 25 %); the other ten do not. All 282 groups pooled meet them."""
     meet, scores = set(), []
     for split, csv_name in validate.HELD_OUT.items():
         scores += (mine := _scores(split, csv_name))
         t = validate.summary(mine)
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
-    assert meet == {"holdout", "holdout3", "holdout4", "holdout8", "holdout13", "holdout16", "holdout19", "holdout20",
-                    "holdout22", "holdout23", "holdout24"}
-    pooled = validate.summary(scores)  # README: the 282 groups pooled score 0.82 (0.46) / 2.1 % / 18 % / 16 %
-    assert len(scores) == 282 and validate.passes(pooled) and pooled["rho"] >= 0.815 and pooled["rho_p10"] >= 0.464
-    assert pooled["regret"] <= 0.021 and pooled["regret_p90"] <= 0.181 and pooled["mape"] <= 0.161
+    assert meet == {"holdout", "holdout3", "holdout4", "holdout7", "holdout8", "holdout13", "holdout14", "holdout16",
+                    "holdout18", "holdout19", "holdout20", "holdout22", "holdout23", "holdout24", "holdout25"}
+    pooled = validate.summary(scores)  # README: the 282 groups pooled score 0.82 (0.46) / 2.0 % / 19 % / 16 %
+    assert len(scores) == 282 and validate.passes(pooled) and pooled["rho"] >= 0.821 and pooled["rho_p10"] >= 0.464
+    assert pooled["regret"] <= 0.021 and pooled["regret_p90"] <= 0.19 and pooled["mape"] <= 0.16
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
     """README: scored with Triton's own register and spill counts in place of the estimate
     (`python -m simulator.validate --compiled-registers`), the 282 held-out groups pooled pass every threshold and
-    twelve sets meet them (eleven with the estimate, which now scores as well pooled)."""
+    thirteen sets meet them (fifteen with the estimate, which scores as well pooled)."""
     scores, meet = [], 0
     for split, csv_name in validate.HELD_OUT.items():
         mine = _scores(split, csv_name, compiled_registers=True)
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
-    assert len(scores) == 282 and validate.passes(pooled) and meet == 12
-    assert pooled["rho"] >= 0.814 and pooled["regret_p90"] <= 0.19 and pooled["mape"] <= 0.161
+    assert len(scores) == 282 and validate.passes(pooled) and meet == 13
+    assert pooled["rho"] >= 0.825 and pooled["regret_p90"] <= 0.206 and pooled["mape"] <= 0.166
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
@@ -477,6 +477,22 @@ def test_triton_lays_a_tile_with_no_contiguous_dim_down_its_rows():
     assert per_request == {1: 4.0, 2: 4.0, 4: 4.0, 8: 8.0, 16: 16.0, 32: 32.0}
 
 
+def test_cross_warp_reductions_move_the_shared_memory_wavefronts_nsight_counts():
+    """A paged decode's sums down its [BLOCK_N, D] tiles exchange partials through shared memory with Triton's layout
+    (jit.shared_model.reduction_exchange): on 2-8 warps the stored counters hold 0.4-0.9 of the wavefronts Nsight
+    Compute counts, a median 0.72 (what is left: the [BLOCK_N] score reductions and layout conversions of its
+    page offsets, which 1-warp configs show alone); laid out contiguously they held 0.01-0.04."""
+    with open(validate.DATA / "h200_counters.jsonl") as f:
+        counters = {(r["case"], r["config"]): r["counters"] for r in map(json.loads, f) if r.get("counters")}
+    with open(validate.DATA / "h200_ncu.jsonl") as f:
+        ncu = [r for r in map(json.loads, f) if r["case"].startswith("decode_")]
+    ratios = [counters[(r["case"], r["config"])]["exchange_wavefronts"]
+              / r["metrics"]["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"]
+              for r in ncu if json.loads(r["config"])["num_warps"] > 1]
+    assert len(ratios) == 23
+    assert 0.4 <= min(ratios) and max(ratios) <= 0.9 and np.median(ratios) >= 0.7
+
+
 def test_the_readme_figures_hold_on_the_register_estimate():
     """README: the stored configs' register estimates against Triton's n_regs where it does not spill, median error
     12 % / 13 % / 17 % (calibration / validation / held out), p90 42 % held out."""
@@ -499,12 +515,12 @@ def test_the_readme_figures_hold_on_the_register_estimate():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.14 s of CPU (p90 0.52 s, at most 9.7 s), as measured
+    """README: modeling one stored config took a median 0.13 s of CPU (p90 0.51 s, at most 10.1 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
     assert len(seconds) == 6971
-    assert np.median(seconds) <= 0.137 and np.percentile(seconds, 90) <= 0.523 and max(seconds) <= 9.68
+    assert np.median(seconds) <= 0.134 and np.percentile(seconds, 90) <= 0.513 and max(seconds) <= 10.08
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():

@@ -86,3 +86,15 @@ def test_compiled_and_interpreted_sums_agree_bit_for_bit(rng, axis, columns, num
     tile = x.reshape(C, R).T if columns else x.reshape(R, C)
     reference = np.where(np.arange(C)[None, :] < n_cols, tile.astype(np.float64) * 3, 0).sum(axis=axis)
     np.testing.assert_allclose(outs[0], reference, rtol=1e-5, atol=1e-3 * np.abs(tile).max())
+
+
+def test_the_layout_s_elements_per_thread_are_recorded_for_the_exchange():
+    # jit.shared_model.reduction_exchange lays out the partials from the layout's size_per_thread along the row:
+    # 16-byte fp32 vectors when the row is contiguous, one element when it is read column-major
+    x, out = np.zeros(64 * 128, np.float32), np.zeros(128, np.float32)
+    args = (x, out, 96)
+    for columns, vector in ((False, 4), (True, 1)):
+        signature, _, runtime = row_sums.bind(args, {"R": 64, "C": 128, "AXIS": 0, "COLUMNS": columns})
+        func = compile_kernel(row_sums, signature)
+        run_passes(func, num_warps=8, divisible=frozenset(row_sums.divisibility(runtime)))
+        assert [op.attrs["size_per_thread"] for op in func.walk() if op.name == "tile.reduce"] == [vector]
