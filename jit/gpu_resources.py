@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 
 from dsl.dtypes import parse_ir_type
+from dsl.ir.core import uses
 from dsl.ir.ops import OP, OPS, Trait, with_trait
 from jit import shared_model
-from jit.mma_layout import dot_operand_load, ir_layouts, mma_type
+from jit.mma_layout import dot_operand_load, ir_layouts, mma_type, only_dot_operands
 from simulator.specs import SIMT_DOT_TYPES, MachineSpec, current_spec
 
 _COMBINES = with_trait(Trait.COMBINES)  # reductions and scans
@@ -219,7 +220,6 @@ def live_profile(func, copies: dict | None = None) -> list[tuple[int, float, flo
     return sorted(events)
 
 
-_PASS_THROUGH = (OP.ARITH_CAST, OP.TILE_PERMUTE)
 _REPEATS = with_trait(Trait.REPEATS)
 _WRITES = with_trait(Trait.WRITES_MEMORY)
 
@@ -238,10 +238,10 @@ def _streamed_values(func, order: dict[int, int], loops: dict[int, list], writes
     found: set[int] = set()
 
     def streamed(value, block, start: int) -> bool:
-        uses = {id(op): op for op in users.get(id(value), [])}
-        if len(uses) != 1 or not value.type.shape:  # one fold: two would need the whole tile, one after the other
+        consumers = {id(op): op for op in users.get(id(value), [])}
+        if len(consumers) != 1 or not value.type.shape:  # one fold: two would need the whole tile, one after the other
             return False
-        for op in uses.values():
+        for op in consumers.values():
             if op.parent is not block:
                 return False
             if op.name == OP.TILE_REDUCE:
@@ -266,27 +266,16 @@ def _staged_operands(func) -> set[int]:
     """ids of tiles loaded in a loop that reach only that loop's dots' A and B operands (through casts and
     transposes): a GPU build copies them into shared memory asynchronously, so they never occupy registers (a
     loop-invariant operand loaded before the loop stays in registers)."""
-    users: dict[int, list] = {}
-    for op in func.walk():
-        for position, value in enumerate(op.operands):
-            users.setdefault(id(value), []).append((op, position))
-
-    def staged(value, block) -> bool:
-        uses = users.get(id(value), [])
-        return bool(uses) and all((op.name == OP.TILE_DOT and position < 2 and op.parent is block)
-                                  or (op.name in _PASS_THROUGH and staged(op.results[0], block))
-                                  for op, position in uses)
-
+    users = uses(func.body)
     found: set[int] = set()
     for op in func.walk():
-        if op.name == OP.TILE_LOAD and _async_copyable(op.attrs, op.results[0].type.dtype.itemsize) and staged(
-                op.results[0], op.parent):
-            found.add(id(op.results[0]))
-            chain = [use for use, _ in users.get(id(op.results[0]), []) if use.name in _PASS_THROUGH]
+        if op.name == OP.TILE_LOAD and _async_copyable(op.attrs, op.results[0].type.dtype.itemsize) and \
+                only_dot_operands(op.results[0], users, op.parent):
+            chain = [op]
             while chain:
                 step = chain.pop()
                 found.add(id(step.results[0]))
-                chain += [use for use, _ in users.get(id(step.results[0]), []) if use.name in _PASS_THROUGH]
+                chain += [use for use in users.get(step.results[0], []) if use.name != OP.TILE_DOT]
     return found
 
 

@@ -87,6 +87,17 @@ def _linked(dot: Operation, block: Block) -> bool:
 _PASS_THROUGH = frozenset({OP.ARITH_CAST, OP.ARITH_BITCAST, OP.TILE_PERMUTE})
 
 
+def only_dot_operands(value: Value, users: dict[Value, list[Operation]], block: Block | None = None) -> bool:
+    """Whether `value` reaches nothing but tl.dot A and B operands (of dots in `block`, when given), through casts
+    and transposes: a GPU build stages it in shared memory as the MMAs read it. users: dsl.ir.core.uses."""
+    consumers = users.get(value, [])
+    return bool(consumers) and all(
+        op.name == OP.TILE_DOT and all(o is not value for o in op.operands[2:])
+        and (block is None or op.parent is block)
+        or op.name in _PASS_THROUGH and only_dot_operands(op.results[0], users, block)
+        for op in consumers)
+
+
 def dot_operand_load(value: Value) -> tuple[Operation, bool] | None:
     """(the tile.load a dot operand comes from, whether it is transposed on the way), or None when it is computed."""
     transposed = False

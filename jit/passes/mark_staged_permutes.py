@@ -10,22 +10,13 @@ wavefronts are those of staging K and V, not twice K's (simulator/data/h200_ncu.
 
 from __future__ import annotations
 
-from dsl.ir.core import Function, Operation, Value, uses
+from dsl.ir.core import Function, uses
 from dsl.ir.ops import OP
-
-_CASTS = frozenset({OP.ARITH_CAST, OP.ARITH_BITCAST, OP.TILE_PERMUTE})
+from jit.mma_layout import only_dot_operands
 
 
 def mark_staged_permutes(func: Function) -> None:
     users = uses(func.body)
     for op in func.walk():
-        if op.name == OP.TILE_PERMUTE and _feeds_only_dot_operands(op.results[0], users):
+        if op.name == OP.TILE_PERMUTE and only_dot_operands(op.results[0], users):
             op.attrs["staged"] = True
-
-
-def _feeds_only_dot_operands(value: Value, users: dict[Value, list[Operation]]) -> bool:
-    consumers = users.get(value, [])
-    return bool(consumers) and all(
-        user.name == OP.TILE_DOT and value in user.operands[:2] and value is not user.operands[2]
-        or user.name in _CASTS and _feeds_only_dot_operands(user.results[0], users)
-        for user in consumers)
