@@ -123,7 +123,7 @@ class MachineSpec:
     unroll_copies: float  # copies it makes of such a body when the trip count is known only at run time
     unroll_full_instructions: float  # trips x body instructions up to which it unrolls a constant-trip loop fully
     exchange_cycles: float  # critical-path cost of each result a warp passes through a cross-warp exchange beyond
-    #                         barrier_cycles (shared store, wait, load)
+    #                         barrier_cycles and its wavefronts (shared store, wait, load)
     # cost-model blend: T_wave = max + alpha * (sum - max)
     alpha: float
     sources: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False)
