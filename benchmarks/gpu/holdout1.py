@@ -80,7 +80,7 @@ def cumsum_kernel(x_ptr, out_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK: tl.
 
 # --- cases
 
-def gelu_case(name, n, dtype):
+def gelu_case(name, n, dtype, split="holdout", family="holdout_gelu", configs=ELEMENTWISE_CONFIGS):
     def inputs(rng):
         return {"x": _rand(rng, (n,), dtype), "out": np.empty(n, _np_dtype(dtype))}
 
@@ -89,7 +89,7 @@ def gelu_case(name, n, dtype):
         return {"out": 0.5 * v * (1 + np.tanh(0.7978845608 * (v + 0.044715 * v ** 3)))}
 
     size = _itemsize(dtype)
-    return Case("holdout_gelu", name, "holdout", gelu_tanh_kernel, {"n": n}, dtype, ELEMENTWISE_CONFIGS, inputs,
+    return Case(family, name, split, gelu_tanh_kernel, {"n": n}, dtype, configs, inputs,
                 ("out",), lambda x, cfg: (x["x"], x["out"], n), lambda cfg: (math.ceil(n / cfg["BLOCK"]),),
                 reference, tolerance=1e-2, min_bytes=2.0 * size * n)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from holdout1 import gelu_tanh_kernel
+from holdout1 import gelu_case
 from holdout3 import layernorm_looped_case
 from sweep_cases import (
     Case,
@@ -170,21 +170,8 @@ def trans_transpose_case(name, m, n, dtype):
                 lambda x: {"y": _f32(x["x"]).T}, tolerance=1e-6, min_bytes=2.0 * size * m * n)
 
 
-def gelu_case(name, n, dtype):
-    configs = _grid_configs({"BLOCK": [256, 512, 1024, 2048, 4096, 8192], "num_warps": [1, 2, 4, 8, 16]},
-                            limit=16, seed=266, keep=lambda c: c["BLOCK"] >= 32 * c["num_warps"])
-
-    def inputs(rng):
-        return {"x": _rand(rng, (n,), dtype), "y": np.empty(n, _np_dtype(dtype))}
-
-    def reference(x):
-        v = _f32(x["x"]).astype(np.float64)
-        return {"y": 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3)))}
-
-    size = _itemsize(dtype)
-    return Case("elementwise", name, SPLIT, gelu_tanh_kernel, {"n": n}, dtype, configs, inputs, ("y",),
-                lambda x, cfg: (x["x"], x["y"], n), lambda cfg: (math.ceil(n / cfg["BLOCK"]),), reference,
-                tolerance=1e-2, min_bytes=2.0 * size * n)
+GELU_CONFIGS = _grid_configs({"BLOCK": [256, 512, 1024, 2048, 4096, 8192], "num_warps": [1, 2, 4, 8, 16]},
+                             limit=16, seed=266, keep=lambda c: c["BLOCK"] >= 32 * c["num_warps"])
 
 
 def holdout26_cases() -> list[Case]:
@@ -201,7 +188,7 @@ def holdout26_cases() -> list[Case]:
         rmsnorm_two_pass_case("holdout26_rmsnorm_fp16_16384x3000", 16384, 3000, "fp16"),
         trans_transpose_case("holdout26_transpose_fp16_5000x3000", 5000, 3000, "fp16"),
         trans_transpose_case("holdout26_transpose_fp32_4096x6144", 4096, 6144, "fp32"),
-        gelu_case("holdout26_gelu_fp16_24M", 24_000_000, "fp16"),
+        gelu_case("holdout26_gelu_fp16_24M", 24_000_000, "fp16", SPLIT, "elementwise", GELU_CONFIGS),
         attention_case("holdout26_attention_fp16_d64_bh32_s2048", s, 32, 2048, 64, "fp16"),
         attention_case("holdout26_attention_bf16_d128_bh16_s3000", s, 16, 3000, 128, "bf16"),
         add_case("holdout26_add_bf16_40M", s, 40_000_000, "bf16"),
