@@ -55,7 +55,9 @@ THRESHOLDS = {"rho": 0.8, "regret": 0.10, "regret_p90": 0.25, "mape": 0.25}
 # it, scored once likewise; holdout22 (the issue's families at new shapes) after integer division was counted as the GPU
 # expands it, scored once likewise, and holdout23 (earlier sets' kernels at new shapes) right after with the same model;
 # holdout24 (both kinds) after the modeled time became an expectation over the register estimate's spread, scored once;
-# holdout25 (both kinds) after a cross-warp reduction was charged once per result each thread holds, scored once
+# holdout25 (both kinds) after a cross-warp reduction was charged once per result each thread holds, scored once;
+# holdout26 (both kinds) after cross-warp reductions exchanged their partials as Triton lays them out, scored once,
+# and holdout27 (the issue's families and the library's kernels) right after with the same model
 HELD_OUT = {"holdout": "h200_holdout.csv", "holdout2": "h200_holdout2.csv", "holdout3": "h200_holdout3.csv",
             "holdout4": "h200_holdout4.csv", "holdout5": "h200_holdout5.csv", "holdout6": "h200_holdout6.csv",
             "holdout7": "h200_holdout7.csv", "holdout8": "h200_holdout8.csv", "holdout9": "h200_holdout9.csv",
@@ -64,7 +66,8 @@ HELD_OUT = {"holdout": "h200_holdout.csv", "holdout2": "h200_holdout2.csv", "hol
             "holdout16": "h200_holdout16.csv", "holdout17": "h200_holdout17.csv", "holdout18": "h200_holdout18.csv",
             "holdout19": "h200_holdout19.csv", "holdout20": "h200_holdout20.csv",
             "holdout21": "h200_holdout21.csv", "holdout22": "h200_holdout22.csv",
-            "holdout23": "h200_holdout23.csv", "holdout24": "h200_holdout24.csv", "holdout25": "h200_holdout25.csv"}
+            "holdout23": "h200_holdout23.csv", "holdout24": "h200_holdout24.csv", "holdout25": "h200_holdout25.csv",
+            "holdout26": "h200_holdout26.csv", "holdout27": "h200_holdout27.csv"}
 
 
 @dataclass
@@ -87,7 +90,8 @@ class Group:
 
 
 def load(measured: Path, modeled: Path) -> list[Group]:
-    """Groups of configs from a sweep CSV and its counters JSONL (matched by case and config)."""
+    """Groups of configs from a sweep CSV and its counters JSONL (matched by case and config). A group none of whose
+    configs ran correctly on the GPU has nothing to rank and is left out."""
     counters = {}
     with open(modeled) as f:
         for line in f:
@@ -103,7 +107,7 @@ def load(measured: Path, modeled: Path) -> list[Group]:
             seconds = float(row["ms"]) * 1e-3 if row["status"] == "ok" and row["ms"] else None
             group.configs.append(Config(row["config"], row["status"], seconds, Counters.from_dict(model["counters"]),
                                         tuple(model["grid"])))
-    return list(groups.values())
+    return [g for g in groups.values() if any(c.measured_s for c in g.configs)]
 
 
 def with_compiled_registers(groups: list[Group], spec: MachineSpec, facts: Path) -> list[Group]:
@@ -275,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="sweep CSVs (default: h200_sweep.csv, and the held-out split's own CSV)")
     parser.add_argument("--modeled", type=Path, default=DATA / "h200_counters.jsonl")
     parser.add_argument("--split", choices=("calibration", "validation", *HELD_OUT, "all"), default="validation",
-                        help="holdout, holdout2..holdout25: kernels measured once and scored once, after the model was "
+                        help="holdout, holdout2..holdout27: kernels measured once and scored once, after the model was "
                              "built")
     parser.add_argument("--family", action="append", help="only these families")
     parser.add_argument("--case", action="append", help="only these groups")

@@ -1,9 +1,8 @@
 """The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
-the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", ..., "holdout25"; "holdout26" is
-chosen and waits for a session with a GPU).
+the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", ..., "holdout27").
 
 Each set's kernels and cases are a module of their own: holdout1.py (split "holdout"), holdout2.py, ...,
-holdout26.py. They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
+holdout27.py. They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ from holdout23 import holdout23_cases
 from holdout24 import holdout24_cases
 from holdout25 import holdout25_cases
 from holdout26 import holdout26_cases
+from holdout27 import holdout27_cases
 from sweep_cases import Case
 
 
@@ -43,4 +43,5 @@ def heldout_cases() -> list[Case]:
             + holdout11_cases() + holdout12_cases() + holdout13_cases() + holdout14_cases()
             + holdout15_cases() + holdout16_cases() + holdout17_cases() + holdout18_cases()
             + holdout19_cases() + holdout20_cases() + holdout21_cases() + holdout22_cases()
-            + holdout23_cases() + holdout24_cases() + holdout25_cases() + holdout26_cases())
+            + holdout23_cases() + holdout24_cases() + holdout25_cases() + holdout26_cases()
+            + holdout27_cases())
