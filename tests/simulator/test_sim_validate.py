@@ -256,6 +256,23 @@ def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
     assert group.configs[0].counters.registers_per_thread == 77  # the stored groups are left as they were
 
 
+def test_a_group_none_of_whose_configs_ran_correctly_is_left_out(tmp_path):
+    """A sweep whose check failed for every config of a group has no timing to rank; the other groups still score."""
+    fields = ("case", "family", "split", "dtype", "shape", "config", "status", "ms", "ms_repeat", "rel_err", "error")
+    rows = [("good", "ok", "0.5"), ("good", "ok", "0.7"), ("bad", "wrong", "0.4"), ("bad", "wrong", "0.6")]
+    measured, modeled = tmp_path / "sweep.csv", tmp_path / "counters.jsonl"
+    with open(measured, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(fields)
+        writer.writerows((case, "f", "validation", "fp32", "{}", f"c{i}", status, ms, "", "", "")
+                         for i, (case, status, ms) in enumerate(rows))
+    modeled.write_text("".join(json.dumps({"case": case, "config": f"c{i}", "grid": [1],
+                                           "counters": Counters(num_warps=4).as_dict()}) + "\n"
+                               for i, (case, _, _) in enumerate(rows)))
+    groups = validate.load(measured, modeled)
+    assert [(g.case, [c.measured_s for c in g.configs]) for g in groups] == [("good", [0.5e-3, 0.7e-3])]
+
+
 def test_compiled_registers_need_the_machine_s_compile_facts(capsys):
     with pytest.raises(SystemExit):
         validate.main(["--machine", "mtt-s5000", "--compiled-registers"])
