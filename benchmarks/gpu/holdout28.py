@@ -1,9 +1,10 @@
-"""The twenty-eighth held-out set (split "holdout28"): blind like holdout26 and holdout27 — the issue's families with the
-sweep's own kernels at shapes no set has had (fp16, bf16 with a [N, K] weight and TF32 matmuls, a decode-sized M = 16,
-causal attention at D = 64 and D = 128, a paged decode with 5 query heads a KV head, softmax, RMSNorm, LayerNorm, a
-transpose, an add, row and column sums), then earlier sets' kernels at new shapes (a GEMV, a cross-entropy, a
-log-softmax, LayerNorm's backward for dx, table RoPE). Chosen at stop 43 with the model stop 42 left, its counters
-modeled before any timing; measured once on the H200 and scored once with that model, never fitted on.
+"""The twenty-eighth held-out set (split "holdout28"): blind like holdout26 and holdout27 — the issue's families
+with the sweep's own kernels at shapes no set has had (fp16, bf16 with a [N, K] weight and TF32 matmuls, a
+decode-sized M = 16, causal attention at D = 64 and D = 128, a paged decode with 5 query heads a KV head, softmax,
+RMSNorm, LayerNorm, a transpose, an add, row and column sums), then earlier sets' kernels at new shapes (a GEMV, a
+cross-entropy, a log-softmax, LayerNorm's backward for dx, table RoPE). Chosen at stop 43 with the model stop 42
+left, its counters modeled before any timing; measured once on the H200 and scored once with that model, never
+fitted on.
 """
 
 from __future__ import annotations
