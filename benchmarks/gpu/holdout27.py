@@ -1,6 +1,6 @@
 """The twenty-seventh held-out set (split "holdout27"): the issue's families again, blind, with the sweep's own kernels
 and the library's Qwen3.5 kernels at shapes no set has had — fp16, bf16 (a [N, K] weight) and TF32 matmuls,
-decode-sized M = 4 and M = 48, causal attention at D = 64 and D = 128, two paged decodes (GQA 8 and 4 heads a KV head),
+decode-sized M = 4 and M = 48, causal attention at D = 64 and D = 128, two paged decodes (8 query heads a KV head),
 softmax, RMSNorm, LayerNorm, the library's RMSNorm, gated RMSNorm and fused SwiGLU, an add, a transpose, row and
 column sums. Chosen at stop 43 after holdout26 was scored, with the model stop 42 left; measured once on the H200 and
 scored once with that model, never fitted on.
