@@ -32,16 +32,21 @@ def shared_bytes(probes, live, spec, num_warps, num_stages, padding) -> int:
             rows = math.prod(src[0][:-1]) if len(src[0]) > 1 else 1
             scratch = max(scratch, rows * (src[0][-1] + padding) * itemsize)
         elif info["op"] == OP.TILE_REDUCE:
-            itemsizes = tuple(max(1, parse_ir_type(operand[1]).itemsize) for operand in info["operands"])
-            scratch = max(scratch, shared_model.reduction_exchange(
-                tuple(info["operands"][0][0]), int(info["attrs"]["axis"]), itemsizes, num_warps, spec.warp_size,
-                info["attrs"].get("size_per_thread", 1))[2])
+            scratch = max(scratch, reduce_exchange(info, num_warps, spec.warp_size)[2])
         elif info["op"] in _COMBINES:
             shape = tuple(info["operands"][0][0])
             itemsize = max(1, parse_ir_type(info["operands"][0][1]).itemsize)
             scratch = max(scratch, shared_model.cross_warp(shape, int(info["attrs"]["axis"]), itemsize, num_warps,
                                                            spec.warp_size)[2])
     return staged + scratch
+
+
+def reduce_exchange(info: dict, num_warps: int, warp_size: int) -> tuple:
+    """jit.shared_model.reduction_exchange for a tile.reduce probe: every operand's partials, in the layout the
+    reduction inherits (its `size_per_thread`, jit.passes.assign_reduction_order)."""
+    itemsizes = tuple(max(1, parse_ir_type(operand[1]).itemsize) for operand in info["operands"])
+    return shared_model.reduction_exchange(tuple(info["operands"][0][0]), int(info["attrs"]["axis"]), itemsizes,
+                                           num_warps, warp_size, info["attrs"].get("size_per_thread", 1))
 
 
 def _buffers(spec, rows: int, num_warps: int, num_stages: int) -> int:

@@ -783,9 +783,7 @@ def _reduction(info: dict, execs: int, spec: MachineSpec, num_warps: int, mma_ti
         if cls.startswith("fp_") and dtype.is_floating():
             flops += execs * numel
     if tile is None and name == OP.TILE_REDUCE:
-        itemsizes = tuple(max(1, parse_ir_type(operand[1]).itemsize) for operand in info["operands"])
-        writes, reads, _, lanes, warps = shared_model.reduction_exchange(
-            shape, axis, itemsizes, num_warps, spec.warp_size, info["attrs"].get("size_per_thread", 1))
+        writes, reads, _, lanes, warps = gpu_resources.reduce_exchange(info, num_warps, spec.warp_size)
     else:
         writes, reads, _, lanes, warps = shared_model.cross_warp(shape, axis, max(1, dtype.itemsize), num_warps,
                                                                  spec.warp_size, along)

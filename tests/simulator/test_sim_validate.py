@@ -272,13 +272,13 @@ def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
 
 def test_a_group_none_of_whose_configs_ran_correctly_is_left_out(tmp_path):
     """A sweep whose check failed for every config of a group has no timing to rank; the other groups still score."""
-    fields = ("case", "family", "split", "dtype", "shape", "config", "status", "ms", "ms_repeat", "rel_err", "error")
+    fields = ("case", "family", "split", "config", "status", "ms")  # the columns validate reads
     rows = [("good", "ok", "0.5"), ("good", "ok", "0.7"), ("bad", "wrong", "0.4"), ("bad", "wrong", "0.6")]
     measured, modeled = tmp_path / "sweep.csv", tmp_path / "counters.jsonl"
     with open(measured, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(fields)
-        writer.writerows((case, "f", "validation", "fp32", "{}", f"c{i}", status, ms, "", "", "")
+        writer.writerows((case, "f", "validation", f"c{i}", status, ms)
                          for i, (case, status, ms) in enumerate(rows))
     modeled.write_text("".join(json.dumps({"case": case, "config": f"c{i}", "grid": [1],
                                            "counters": Counters(num_warps=4).as_dict()}) + "\n"
