@@ -96,18 +96,23 @@ def test_the_readme_figures_hold_on_the_two_blind_sets():
     assert not validate.passes(missed) and 0.25 < missed["regret_p90"] <= 0.253
 
 
-def test_the_set_that_waits_for_a_gpu_has_its_ranking_on_record():
-    """README: holdout28 is chosen (19 groups, 335 configs), every config's counters are stored, and it is not
-    scored before it is measured."""
+def test_the_readme_figures_hold_on_the_third_blind_set():
+    """README: holdout28, chosen and modeled at stop 43 before any timing, scores 0.83 (0.49) / 3.7 % / 62 % / 17 % and
+    misses the picks' p90 through its paged decode (pick 4.6x slow) and bf16 column sums (3.2x); its other 17 groups
+    pass. Every config that ran has counters stored from before the timing."""
     sys.path.insert(0, str(SWEEPS))
     import sweep_cases
 
     chosen = [c for c in sweep_cases.cases() if c.split == "holdout28"]
     assert len(chosen) == 19 and sum(len(c.configs) for c in chosen) == 335
-    with open(validate.DATA / "h200_counters.jsonl") as f:
-        stored = {row["case"] for row in map(json.loads, f) if row["case"].startswith("holdout28_")}
-    assert stored == {c.name for c in chosen}
-    assert "holdout28" not in validate.HELD_OUT and not (validate.DATA / "h200_holdout28.csv").exists()
+    scores = {s.case: s for s in _scores("holdout28", validate.HELD_OUT["holdout28"])}
+    assert set(scores) == {c.name for c in chosen}
+    total = validate.summary(list(scores.values()))
+    assert not validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
+    assert total["rho"] >= 0.83 and total["regret"] <= 0.038 and 0.61 <= total["regret_p90"] <= 0.62
+    slow = {case: round(s.regret, 1) for case, s in scores.items() if s.regret > 0.25}
+    assert slow == {"holdout28_decode_fp16_b16_h40_kv8_d128": 3.6, "holdout28_colsum_bf16_5000x5000": 2.2}
+    assert validate.passes(validate.summary([s for case, s in scores.items() if case not in slow]))
 
 
 def _scores(split: str, csv_name: str, compiled_registers: bool = False) -> list:
@@ -162,6 +167,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout25", 23, 0.822, 0.0, 0.146, 0.193),
     ("holdout26", 20, 0.827, 0.0, 0.209, 0.148),
     ("holdout27", 20, 0.817, 0.026, 0.252, 0.15),
+    ("holdout28", 19, 0.831, 0.038, 0.619, 0.167),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -225,7 +231,7 @@ def test_the_readme_figures_hold_on_what_to_trust():
 def test_sixteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
     """README and tutorial 04: holdout, holdout3, holdout4, holdout7, holdout8, holdout13, holdout14, holdout16,
     holdout18 to holdout20 and holdout22 to holdout26 meet the validation thresholds (rho >= 0.8, picks <= 10 % /
-    25 % slow, time error <= 25 %); the other eleven do not. All 322 groups pooled meet them."""
+    25 % slow, time error <= 25 %); the other twelve do not. All 341 groups pooled meet them."""
     meet, scores = set(), []
     for split, csv_name in validate.HELD_OUT.items():
         scores += (mine := _scores(split, csv_name))
@@ -235,14 +241,14 @@ def test_sixteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
     assert meet == {"holdout", "holdout3", "holdout4", "holdout7", "holdout8", "holdout13", "holdout14", "holdout16",
                     "holdout18", "holdout19", "holdout20", "holdout22", "holdout23", "holdout24", "holdout25",
                     "holdout26"}
-    pooled = validate.summary(scores)  # README: the 322 groups pooled score 0.82 (0.49) / 1.0 % / 19 % / 16 %
-    assert len(scores) == 322 and validate.passes(pooled) and pooled["rho"] >= 0.822 and pooled["rho_p10"] >= 0.486
-    assert pooled["regret"] <= 0.011 and pooled["regret_p90"] <= 0.19 and pooled["mape"] <= 0.16
+    pooled = validate.summary(scores)  # README: the 341 groups pooled score 0.82 (0.49) / 2.1 % / 20 % / 16 %
+    assert len(scores) == 341 and validate.passes(pooled) and pooled["rho"] >= 0.823 and pooled["rho_p10"] >= 0.486
+    assert pooled["regret"] <= 0.021 and pooled["regret_p90"] <= 0.199 and pooled["mape"] <= 0.16
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
     """README: scored with Triton's own register and spill counts in place of the estimate
-    (`python -m simulator.validate --compiled-registers`), the 322 held-out groups pooled pass every threshold and
+    (`python -m simulator.validate --compiled-registers`), the 341 held-out groups pooled pass every threshold and
     fourteen sets meet them (sixteen with the estimate, which scores as well pooled)."""
     scores, meet = [], 0
     for split, csv_name in validate.HELD_OUT.items():
@@ -250,8 +256,8 @@ def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds(
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
-    assert len(scores) == 322 and validate.passes(pooled) and meet == 14
-    assert pooled["rho"] >= 0.823 and pooled["regret_p90"] <= 0.206 and pooled["mape"] <= 0.164
+    assert len(scores) == 341 and validate.passes(pooled) and meet == 14
+    assert pooled["rho"] >= 0.823 and pooled["regret_p90"] <= 0.218 and pooled["mape"] <= 0.164
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
@@ -545,7 +551,7 @@ def test_the_readme_figures_hold_on_the_register_estimate():
                     errors.setdefault(split, []).append(abs(estimate / fact["n_regs"] - 1))
     median = {split: np.median(values) for split, values in errors.items()}
     assert {split: len(values) for split, values in errors.items()} == {
-        "calibration": 392, "validation": 670, "held out": 4792}
+        "calibration": 392, "validation": 670, "held out": 5086}
     assert median["calibration"] <= 0.121 and median["validation"] <= 0.129 and median["held out"] <= 0.166
     assert np.percentile(errors["held out"], 90) <= 0.417
 
