@@ -289,6 +289,10 @@ class _PerProgram:
         spilled = max(0, counters.registers_per_thread - register_budget(spec, num_warps))
         keys = [key for key in counters.phase_rounds if counters.phase_rounds[key]]
         self.phases = [_Phase.of(key, counters, n) for key in keys]
+        # the main loop (the plain looped phase that moves the most bytes) waits for its loads this many times a body
+        plain = [phase for phase in self.phases if phase.looped and not phase.depth]
+        self.main_loop = max(plain, key=lambda phase: phase.rounds * phase.bytes) if plain else None
+        self.loop_load_waits = counters.loop_load_waits
         # the L1's cycles for one program's loads (their tags and their data banks' wavefronts, whichever take
         # longer), and for one round of each phase: the program's, shared among its phases by the bytes they load
         self.l1_load_cycles = max(counters.load_lines / spec.l1_lines_per_clk,
@@ -352,7 +356,9 @@ class _PerProgram:
         issue (one warp issues warp_issue_ipc instructions per clock on average: its dependent chains stall it)
         and the program's own dots at the unit's tensor rate. A round's loads arrive no sooner than the unit's L1
         serves the rounds of all its resident programs (a matmul whose B tile is read down its rows, 32 lines a warp
-        load, on one 8-warp program a unit: loads, then shared-memory stores and the MMAs, in turn)."""
+        load, on one 8-warp program a unit: loads, then shared-memory stores and the MMAs, in turn). Where the
+        compiler's waits for the main loop's loads are known (Counters.loop_load_waits, from its machine code), an
+        iteration takes at least that many unloaded round trips."""
         per_warp = 1.0 / (self.num_warps * spec.warp_issue_ipc)
         cycles, phase_work, phase_flops = 0.0, 0.0, 0.0
         for phase, l1_round in zip(self.phases, self.l1_rounds):
@@ -364,6 +370,8 @@ class _PerProgram:
             else:
                 copies = phase.unrolled(spec, self.num_warps)
                 trip = phase.round_trip(spec, per_unit * units, copies) / copies
+                if phase is self.main_loop and self.loop_load_waits:  # each wait at least an unloaded round trip
+                    trip = max(trip, self.loop_load_waits / copies * phase.latency(spec))
                 cycles += phase.rounds * (max(trip, served) + work)
             phase_work += phase.work * phase.rounds
             phase_flops += phase.flops * phase.rounds
@@ -441,6 +449,10 @@ class _Phase:
             in_flight = settled
         return period, trip
 
+    def latency(self, spec: MachineSpec) -> float:
+        """Unloaded round trip of one of its loads, from DRAM or the L2 by its DRAM share."""
+        return self.dram_share * spec.dram_round_cycles + (1 - self.dram_share) * spec.l2_round_cycles
+
     def round_trip(self, spec: MachineSpec, resident: int, rounds_in_flight: float) -> float:
         """Cycles from issuing one iteration's loads to their arrival while `resident` programs each keep
         `rounds_in_flight` iterations' loads in flight: the unloaded latency of the level they come from and the time
@@ -448,8 +460,7 @@ class _Phase:
         (simulator/data/h200_memory_curve.json); loads whose addresses wait for other loads (chain > 1) add their
         unloaded round trips first."""
         in_flight = resident * rounds_in_flight * self.bytes
-        dram = self.dram_share
-        latency = dram * spec.dram_round_cycles + (1 - dram) * spec.l2_round_cycles
+        dram, latency = self.dram_share, self.latency(spec)
         dram_queue = in_flight * dram / (spec.dram_bytes_per_s * spec.dram_efficiency / spec.clock_hz)
         # asynchronous copies of pipelined loads bypass the L1; plain loads pass through it, at less bandwidth
         l2_queue = in_flight / ((spec.l2_bytes_per_s if self.depth else spec.l2_load_bytes_per_s) / spec.clock_hz)

@@ -113,6 +113,9 @@ class Counters:
       registers_per_thread    compiler's register demand per thread, before any cap (0 = unknown; max when
                               added); what does not fit the machine's per-thread budget spills
       shared_bytes_per_program shared memory one program allocates (max when added)
+      loop_load_waits         times a thread waits for loads in one body of the launch's main loop, as the GPU's
+                              compiler scheduled them (0 = unknown: the simulator cannot count them; a GPU build's
+                              machine code gives them, simulator.validate --compiled-waits)
     """
 
     instructions: dict[str, int] = field(default_factory=dict)
@@ -167,6 +170,7 @@ class Counters:
     num_stages: int = field(default=0, metadata=_MAX)
     registers_per_thread: int = field(default=0, metadata=_MAX)
     shared_bytes_per_program: int = field(default=0, metadata=_MAX)
+    loop_load_waits: int = field(default=0, metadata=_MAX)
 
     def __add__(self, other: Counters) -> Counters:
         if not isinstance(other, Counters):

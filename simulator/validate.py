@@ -133,6 +133,22 @@ def with_compiled_registers(groups: list[Group], spec: MachineSpec, facts: Path)
     return out
 
 
+def with_compiled_waits(groups: list[Group], machine_code: Path) -> list[Group]:
+    """The groups with the times Triton's machine code waits for loads in one body of each config's main loop (the
+    loop that loads the most bytes, benchmarks/gpu/sass_loops.py), which the simulator cannot count: how much of the
+    error is the GPU's compiler scheduling a loop's loads apart. Configs without machine code keep 0 (unknown)."""
+    waits = {}
+    with open(machine_code) as f:
+        for row in map(json.loads, f):
+            loops = [loop for loop in row.get("loops", ()) if loop["loads"]]  # none where the build failed
+            if loops:
+                waits[(row["case"], row["config"])] = max(loops, key=lambda loop: loop["load_bytes"])["waits"]
+    return [dataclasses.replace(group, configs=[
+        dataclasses.replace(cfg, counters=dataclasses.replace(cfg.counters, loop_load_waits=waits[key]))
+        if (key := (group.case, cfg.config)) in waits and cfg.counters is not None else cfg
+        for cfg in group.configs]) for group in groups]
+
+
 def model_seconds(spec: MachineSpec, register_spread: float = REGISTER_SPREAD) -> Callable[[Config], float | None]:
     """The cost model: modeled seconds of a config, None when it says the launch cannot run. register_spread: that of
     the register counts in the counters (0 when they are Triton's own, with_compiled_registers)."""
@@ -288,6 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compiled-registers", action="store_true",
                         help="score with Triton's register and spill counts (h200_compile_facts.jsonl) in place of "
                              "the estimate: how much of the error the register estimate makes")
+    parser.add_argument("--compiled-waits", action="store_true",
+                        help="score with the times Triton's machine code waits for a main loop's loads "
+                             "(h200_sass_loops.jsonl): how much of the error the compiler's load scheduling makes")
     opts = parser.parse_args(argv)
     measured = opts.measured or [DATA / "h200_sweep.csv"] + [DATA / name for split, name in HELD_OUT.items()
                                                              if opts.split in (split, "all")]
@@ -303,6 +322,11 @@ def main(argv: list[str] | None = None) -> int:
         if not facts.exists():
             parser.error(f"--compiled-registers: no compile facts for {spec.name} ({facts.name})")
         groups = with_compiled_registers(groups, spec, facts)
+    if opts.compiled_waits:
+        machine_code = DATA / f"{spec.name}_sass_loops.jsonl"
+        if not machine_code.exists():
+            parser.error(f"--compiled-waits: no machine code read for {spec.name} ({machine_code.name})")
+        groups = with_compiled_waits(groups, machine_code)
     result = report(groups, spec, register_spread=0.0 if opts.compiled_registers else REGISTER_SPREAD)
     ok = passes(result["model"])
     print(f"\n{'PASS' if ok else 'FAIL'}: thresholds median rho >= {THRESHOLDS['rho']}, top-1 regret median <= "
