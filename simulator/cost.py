@@ -289,10 +289,11 @@ class _PerProgram:
         spilled = max(0, counters.registers_per_thread - register_budget(spec, num_warps))
         keys = [key for key in counters.phase_rounds if counters.phase_rounds[key]]
         self.phases = [_Phase.of(key, counters, n) for key in keys]
-        # the main loop (the plain looped phase that moves the most bytes) waits for its loads this many times a body
-        plain = [phase for phase in self.phases if phase.looped and not phase.depth]
-        self.main_loop = max(plain, key=lambda phase: phase.rounds * phase.bytes) if plain else None
+        # where the compiler's waits are known, the main loop (the plain looped phase that moves the most bytes) waits
+        # for its loads that many times a body
         self.loop_load_waits = counters.loop_load_waits
+        plain = [phase for phase in self.phases if phase.looped and not phase.depth] if self.loop_load_waits else []
+        self.main_loop = max(plain, key=lambda phase: phase.rounds * phase.bytes) if plain else None
         # the L1's cycles for one program's loads (their tags and their data banks' wavefronts, whichever take
         # longer), and for one round of each phase: the program's, shared among its phases by the bytes they load
         self.l1_load_cycles = max(counters.load_lines / spec.l1_lines_per_clk,
@@ -370,7 +371,7 @@ class _PerProgram:
             else:
                 copies = phase.unrolled(spec, self.num_warps)
                 trip = phase.round_trip(spec, per_unit * units, copies) / copies
-                if phase is self.main_loop and self.loop_load_waits:  # each wait at least an unloaded round trip
+                if phase is self.main_loop:  # each wait at least an unloaded round trip
                     trip = max(trip, self.loop_load_waits / copies * phase.latency(spec))
                 cycles += phase.rounds * (max(trip, served) + work)
             phase_work += phase.work * phase.rounds

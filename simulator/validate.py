@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -118,19 +119,12 @@ def with_compiled_registers(groups: list[Group], spec: MachineSpec, facts: Path)
     (compile facts, benchmarks/gpu/compile_facts.py). Configs without facts keep the estimate."""
     with open(facts) as f:
         compiled = {(row["case"], row["config"]): row for row in map(json.loads, f) if "n_regs" in row}
-    out = []
-    for group in groups:
-        configs = []
-        for cfg in group.configs:
-            fact = compiled.get((group.case, cfg.config))
-            if fact is not None and cfg.counters is not None:
-                registers = (register_budget(spec, cfg.counters.num_warps) + math.ceil(fact["n_spills"] / 4)
-                             if fact["n_spills"] else fact["n_regs"])
-                cfg = dataclasses.replace(cfg, counters=dataclasses.replace(cfg.counters,
-                                                                            registers_per_thread=registers))
-            configs.append(cfg)
-        out.append(dataclasses.replace(group, configs=configs))
-    return out
+
+    def registers(counters: Counters, fact: dict) -> Counters:
+        count = (register_budget(spec, counters.num_warps) + math.ceil(fact["n_spills"] / 4) if fact["n_spills"]
+                 else fact["n_regs"])
+        return dataclasses.replace(counters, registers_per_thread=count)
+    return _with_compiled(groups, compiled, registers)
 
 
 def with_compiled_waits(groups: list[Group], machine_code: Path) -> list[Group]:
@@ -143,10 +137,18 @@ def with_compiled_waits(groups: list[Group], machine_code: Path) -> list[Group]:
             loops = [loop for loop in row.get("loops", ()) if loop["loads"]]  # none where the build failed
             if loops:
                 waits[(row["case"], row["config"])] = max(loops, key=lambda loop: loop["load_bytes"])["waits"]
-    return [dataclasses.replace(group, configs=[
-        dataclasses.replace(cfg, counters=dataclasses.replace(cfg.counters, loop_load_waits=waits[key]))
-        if (key := (group.case, cfg.config)) in waits and cfg.counters is not None else cfg
-        for cfg in group.configs]) for group in groups]
+    return _with_compiled(groups, waits, lambda counters, count: dataclasses.replace(counters, loop_load_waits=count))
+
+
+def _with_compiled(groups: list[Group], facts: dict, update: Callable[[Counters, Any], Counters]) -> list[Group]:
+    """New groups whose configs with counters and a fact (by case and config) have their counters updated from it;
+    the given groups are left as they were."""
+    def config(case: str, cfg: Config) -> Config:
+        fact = facts.get((case, cfg.config))
+        if fact is None or cfg.counters is None:
+            return cfg
+        return dataclasses.replace(cfg, counters=update(cfg.counters, fact))
+    return [dataclasses.replace(group, configs=[config(group.case, cfg) for cfg in group.configs]) for group in groups]
 
 
 def model_seconds(spec: MachineSpec, register_spread: float = REGISTER_SPREAD) -> Callable[[Config], float | None]:
