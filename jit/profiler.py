@@ -330,8 +330,10 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
         if touched is not None:
             touched["write" if _ACCESS.get(info["op"]) == "store" else "read"].extend(r.sector_ids for r in results)
     rounds: dict[str, int] = {}  # a phase runs as often as its most executed load
+    accesses: dict[str, int] = {}  # and issues its loads' warp instructions
     for p, key in phases.items():
         rounds[key] = max(rounds.get(key, 0), int(counts[p]))
+        accesses[key] = accesses.get(key, 0) + int(counts[p]) * layouts[p].rows.element.shape[0]
     of_loop = {probes[p].get("loop"): key for p, key in phases.items()}
     work: dict[str, int] = {}  # the phase's warp instructions besides its memory ops, and its dots' FLOPs
     flops: dict[str, int] = {}
@@ -340,7 +342,7 @@ def analyze(buffers: TraceBuffers, spec: MachineSpec, file: str, *, programs: in
             key = of_loop[loop]
             work[key] = work.get(key, 0) + instructions
             flops[key] = flops.get(key, 0) + dot_flops
-    rec.launch(Counters(phase_rounds=rounds, phase_instructions=work, phase_flops=flops)
+    rec.launch(Counters(phase_rounds=rounds, phase_instructions=work, phase_flops=flops, phase_accesses=accesses)
                + _row_work(buffers, traced, counts, grid_rows))
     totals, lines = rec.finish()
     for line, counters in extra.items():

@@ -392,9 +392,9 @@ class _PerProgram:
 @dataclass(frozen=True)
 class _Phase:
     """One memory phase of an average program (Counters.phase_rounds): rounds, bytes and DRAM share per round,
-    iterations in flight, dependent round trips per iteration, the other warp instructions per round, whether its
-    loads are a loop's, whether they wait for the previous iteration's, whether the loop's trip count is a
-    compile-time constant, and whether its body writes memory or waits at a barrier."""
+    iterations in flight, dependent round trips per iteration, the other warp instructions and the load instructions
+    per round, whether its loads are a loop's, whether they wait for the previous iteration's, whether the loop's
+    trip count is a compile-time constant, and whether its body writes memory or waits at a barrier."""
 
     rounds: float
     bytes: float
@@ -402,6 +402,7 @@ class _Phase:
     depth: int
     chain: int
     work: float
+    accesses: float
     flops: float
     looped: bool
     serial: bool
@@ -416,6 +417,7 @@ class _Phase:
         return _Phase(rounds=executions / programs, bytes=moved / executions,
                       dram_share=min(1.0, counters.phase_dram_bytes.get(key, 0) / moved) if moved else 0.0,
                       depth=int(depth), chain=int(chain), work=counters.phase_instructions.get(key, 0) / executions,
+                      accesses=counters.phase_accesses.get(key, 0) / executions,
                       flops=counters.phase_flops.get(key, 0) / executions, looped=loop != "-",
                       serial="serial" in flags, constant="constant" in flags,
                       ordered="ordered" in flags)
@@ -423,12 +425,14 @@ class _Phase:
     def unrolled(self, spec: MachineSpec, num_warps: int) -> float:
         """Iterations of a loop that is not software-pipelined whose loads a warp has in flight at once: the backend
         unrolls a loop of known trip count fully when trips x body fit unroll_full_instructions, and a small body
-        unroll_copies times otherwise (Triton's machine code on the H200); the copies' independent loads issue
+        unroll_copies times otherwise (Triton's machine code on the H200), a body counting its load instructions
+        (unroll_load_instructions each) with its other instructions: one-element loads past an unaligned bound make
+        it long; the copies' independent loads issue
         together, unless the body writes memory or waits at a barrier: a copy's loads may not move above the
         previous copy's write or barrier."""
         if not self.looped or self.serial or self.ordered:
             return 1.0
-        per_warp = max(1.0, self.work / max(1, num_warps))
+        per_warp = max(1.0, (self.work + spec.unroll_load_instructions * self.accesses) / max(1, num_warps))
         if self.constant and self.rounds * per_warp <= spec.unroll_full_instructions:
             return max(1.0, self.rounds)
         copies = spec.unroll_copies if per_warp <= spec.unroll_instructions else 1.0

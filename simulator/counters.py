@@ -104,6 +104,7 @@ class Counters:
       phase_instructions      per memory phase, the warp instructions of the other ops of its loop (shared-memory
                               ones included): the work an iteration does between waiting for its loads
       phase_flops             per memory phase, the tl.dot FLOPs of its loop
+      phase_accesses          per memory phase, the warp instructions of its loads
       row_work                how the programs' work varies along the grid's first dim: per bucket of its
                               coordinates (ROW_BUCKETS of them), the memory-op executions of the
                               measured programs there; empty when every program does the same
@@ -163,6 +164,7 @@ class Counters:
     phase_l1_bytes: dict[str, int] = field(default_factory=dict)
     phase_instructions: dict[str, int] = field(default_factory=dict)
     phase_flops: dict[str, int] = field(default_factory=dict)
+    phase_accesses: dict[str, int] = field(default_factory=dict)
     row_work: dict[str, int] = field(default_factory=dict)
     row_programs: dict[str, int] = field(default_factory=dict)
     programs: int = 0

@@ -119,6 +119,7 @@ class MachineSpec:
     # per-warp issue and register spills
     warp_issue_ipc: float  # instructions one warp issues per clock on average (dependency stalls)
     spill_traffic: float  # local-memory round trips per spilled register per program
+    unroll_load_instructions: float  # what a loop body's size counts for each of its load instructions
     unroll_instructions: float  # warp instructions per iteration up to which the backend unrolls a loop body
     unroll_copies: float  # copies it makes of such a body when the trip count is known only at run time
     unroll_full_instructions: float  # trips x body instructions up to which it unrolls a constant-trip loop fully
@@ -283,7 +284,7 @@ _POSITIVE = (
     "dram_atom_bytes", "dram_round_cycles", "l2_round_cycles", "l2_load_bytes_per_s", "dram_queue_exponent",
     "l2_queue_exponent", "tensor_efficiency",
     "tensor_subcores", "fp32_flops_per_clk", "mma_async_warps", "mma_sync_fraction",
-    "warp_issue_ipc", "unroll_instructions", "unroll_copies", "unroll_full_instructions", "atomic_ops_per_clk",
+    "warp_issue_ipc", "unroll_load_instructions", "unroll_instructions", "unroll_copies", "unroll_full_instructions", "atomic_ops_per_clk",
     "atomic_line_requests_per_clk",
     "atomic_relaxed_ops_per_clk", "atomic_relaxed_line_requests_per_clk", "atomic_line_cycles", "atomic_round_cycles",
     "atomic_vector_bytes",

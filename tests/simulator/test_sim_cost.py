@@ -118,17 +118,18 @@ def test_a_long_dependent_chain_is_latency_bound():
     assert in_l2 == pytest.approx(64 * spec.l2_round_cycles / spec.clock_hz, rel=0.01)
 
 
-@pytest.mark.parametrize("work, copies, key, rounds", [(0, 4, "0:0:1", 64), (40, 4, "0:0:1", 64),
-                                                        (60, 1, "0:0:1", 64), (500, 1, "0:0:1", 64),
-                                                        (30, 8, "0:0:1:constant", 8), (60, 1, "0:0:1:constant", 8),
-                                                        (0, 1, "0:0:1:ordered", 64)])
-def test_a_small_loop_body_is_unrolled_and_its_loads_overlap(work, copies, key, rounds):
-    """The backend unrolls a loop of runtime trip count 4 times when its body has at most unroll_instructions
-    warp instructions, and one of constant trip count fully when trips x body fit unroll_full_instructions: the
-    copies' loads wait for one round trip between them. A body that writes memory or waits at a barrier gains
-    nothing: no copy's loads may move above the previous copy's write or barrier."""
+@pytest.mark.parametrize("work, loads, copies, key, rounds", [
+    (0, 1, 4, "0:0:1", 64), (36, 1, 4, "0:0:1", 64), (36, 8, 1, "0:0:1", 64), (60, 1, 1, "0:0:1", 64),
+    (500, 1, 1, "0:0:1", 64), (30, 1, 8, "0:0:1:constant", 8), (60, 1, 1, "0:0:1:constant", 8),
+    (0, 1, 1, "0:0:1:ordered", 64)])
+def test_a_small_loop_body_is_unrolled_and_its_loads_overlap(work, loads, copies, key, rounds):
+    """The backend unrolls a loop of runtime trip count 4 times when its body (its other instructions and its load
+    instructions) has at most unroll_instructions warp instructions, and one of constant trip count fully when
+    trips x body fit unroll_full_instructions: the copies' loads wait for one round trip between them. A body of
+    8 one-element loads is too long. A body that writes memory or waits at a barrier gains nothing: no copy's loads
+    may move above the previous copy's write or barrier."""
     spec = get_spec("h200")
-    loop = chain(rounds, key=key, phase_instructions={key: work * rounds})
+    loop = chain(rounds, key=key, phase_instructions={key: work * rounds}, phase_accesses={key: loads * rounds})
     latency = estimate(loop, 1, spec).components["latency"]
     work_cycles = rounds * work / spec.warp_issue_ipc
     trips = rounds / copies * spec.dram_round_cycles

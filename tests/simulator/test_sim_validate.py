@@ -115,6 +115,20 @@ def test_the_readme_figures_hold_on_the_third_blind_set():
     assert validate.passes(validate.summary([s for case, s in scores.items() if case not in slow]))
 
 
+def test_the_set_that_waits_for_a_gpu_has_its_ranking_on_record():
+    """README: holdout29 is chosen (23 groups, 406 configs), every config's counters are stored, and it is not
+    scored before it is measured."""
+    sys.path.insert(0, str(SWEEPS))
+    import sweep_cases
+
+    chosen = [c for c in sweep_cases.cases() if c.split == "holdout29"]
+    assert len(chosen) == 23 and sum(len(c.configs) for c in chosen) == 406
+    with open(validate.DATA / "h200_counters.jsonl") as f:
+        stored = {row["case"] for row in map(json.loads, f) if row["case"].startswith("holdout29_")}
+    assert stored == {c.name for c in chosen}
+    assert "holdout29" not in validate.HELD_OUT and not (validate.DATA / "h200_holdout29.csv").exists()
+
+
 def _scores(split: str, csv_name: str, compiled_registers: bool = False) -> list:
     spec = validate.get_spec("h200")
     groups = [g for g in validate.load(validate.DATA / csv_name, validate.DATA / "h200_counters.jsonl")
