@@ -284,7 +284,7 @@ _POSITIVE = (
     "dram_atom_bytes", "dram_round_cycles", "l2_round_cycles", "l2_load_bytes_per_s", "dram_queue_exponent",
     "l2_queue_exponent", "tensor_efficiency",
     "tensor_subcores", "fp32_flops_per_clk", "mma_async_warps", "mma_sync_fraction",
-    "warp_issue_ipc", "unroll_load_instructions", "unroll_instructions", "unroll_copies", "unroll_full_instructions", "atomic_ops_per_clk",
+    "warp_issue_ipc", "unroll_instructions", "unroll_copies", "unroll_full_instructions", "atomic_ops_per_clk",
     "atomic_line_requests_per_clk",
     "atomic_relaxed_ops_per_clk", "atomic_relaxed_line_requests_per_clk", "atomic_line_cycles", "atomic_round_cycles",
     "atomic_vector_bytes",

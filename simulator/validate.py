@@ -59,7 +59,8 @@ THRESHOLDS = {"rho": 0.8, "regret": 0.10, "regret_p90": 0.25, "mape": 0.25}
 # holdout25 (both kinds) after a cross-warp reduction was charged once per result each thread holds, scored once;
 # holdout26 (both kinds) after cross-warp reductions exchanged their partials as Triton lays them out, scored once,
 # and holdout27 (the issue's families and the library's kernels) right after with the same model; holdout28 (both
-# kinds) chosen and modeled with that model before a GPU was lent, measured and scored once at the next stop
+# kinds) chosen and modeled with that model before a GPU was lent, measured and scored once at the next stop; holdout29
+# (both kinds) chosen and modeled after a loop body's loads were counted for unrolling, before any timing, scored once
 HELD_OUT = {"holdout": "h200_holdout.csv", "holdout2": "h200_holdout2.csv", "holdout3": "h200_holdout3.csv",
             "holdout4": "h200_holdout4.csv", "holdout5": "h200_holdout5.csv", "holdout6": "h200_holdout6.csv",
             "holdout7": "h200_holdout7.csv", "holdout8": "h200_holdout8.csv", "holdout9": "h200_holdout9.csv",
@@ -70,7 +71,7 @@ HELD_OUT = {"holdout": "h200_holdout.csv", "holdout2": "h200_holdout2.csv", "hol
             "holdout21": "h200_holdout21.csv", "holdout22": "h200_holdout22.csv",
             "holdout23": "h200_holdout23.csv", "holdout24": "h200_holdout24.csv", "holdout25": "h200_holdout25.csv",
             "holdout26": "h200_holdout26.csv", "holdout27": "h200_holdout27.csv",
-            "holdout28": "h200_holdout28.csv"}
+            "holdout28": "h200_holdout28.csv", "holdout29": "h200_holdout29.csv"}
 
 
 @dataclass
@@ -299,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="sweep CSVs (default: h200_sweep.csv, and the held-out split's own CSV)")
     parser.add_argument("--modeled", type=Path, default=DATA / "h200_counters.jsonl")
     parser.add_argument("--split", choices=("calibration", "validation", *HELD_OUT, "all"), default="validation",
-                        help="holdout, holdout2..holdout28: kernels measured once and scored once, after the model was "
+                        help="holdout, holdout2..holdout29: kernels measured once and scored once, after the model was "
                              "built")
     parser.add_argument("--family", action="append", help="only these families")
     parser.add_argument("--case", action="append", help="only these groups")

@@ -83,23 +83,22 @@ def test_stored_counters_are_what_the_compiler_gives_now():
 
 
 def test_the_readme_figures_hold_on_the_two_blind_sets():
-    """README: holdout26 and holdout27, modeled before they ran and scored once, pooled 40 groups score 0.82 (0.54) /
-    0 % / 25.0 % / 15 % with every overflow predicted; holdout26 meets every threshold, holdout27 all but its picks'
-    p90 (25.2 %)."""
+    """README: holdout26 and holdout27, modeled before they ran and scored once (then 0.82 (0.54) / 0 % / 25.0 % / 15 %,
+    holdout27 missing its picks' p90 by its fp32 column sums' pick), pooled 40 groups now score 0.82 (0.54) / 0 % /
+    21 % / 15 % with every overflow predicted, and each set meets every threshold on its own."""
     scores = {split: _scores(split, validate.HELD_OUT[split]) for split in ("holdout26", "holdout27")}
     pooled = validate.summary(scores["holdout26"] + scores["holdout27"])
     assert pooled["groups"] == 40 and validate.passes(pooled) and pooled["overflows"] == 7
-    assert pooled["rho"] >= 0.823 and pooled["rho_p10"] >= 0.541 and pooled["regret"] <= 0.0
-    assert pooled["regret_p90"] <= 0.25 and pooled["mape"] <= 0.149
-    assert validate.passes(validate.summary(scores["holdout26"]))
-    missed = validate.summary(scores["holdout27"])
-    assert not validate.passes(missed) and 0.25 < missed["regret_p90"] <= 0.253
+    assert pooled["rho"] >= 0.823 and pooled["rho_p10"] >= 0.545 and pooled["regret"] <= 0.0
+    assert pooled["regret_p90"] <= 0.215 and pooled["mape"] <= 0.149
+    assert all(validate.passes(validate.summary(mine)) for mine in scores.values())
 
 
 def test_the_readme_figures_hold_on_the_third_blind_set():
-    """README: holdout28, chosen and modeled at stop 43 before any timing, scores 0.83 (0.49) / 3.7 % / 62 % / 17 % and
-    misses the picks' p90 through its paged decode (pick 4.6x slow) and bf16 column sums (3.2x); its other 17 groups
-    pass. Every config that ran has counters stored from before the timing."""
+    """README: holdout28, chosen and modeled at stop 43 before any timing, scored 0.83 (0.49) / 3.7 % / 62 % / 17 %
+    blind, missing the picks' p90 through its paged decode (pick 4.6x slow) and bf16 column sums (3.2x); with a loop
+    body's loads counted for unrolling (stop 45) the column sums' pick is the best config and the set scores
+    0.83 (0.49) / 2.4 % / 22 % / 17 %. Every config that ran has counters stored from before the timing."""
     sys.path.insert(0, str(SWEEPS))
     import sweep_cases
 
@@ -108,25 +107,36 @@ def test_the_readme_figures_hold_on_the_third_blind_set():
     scores = {s.case: s for s in _scores("holdout28", validate.HELD_OUT["holdout28"])}
     assert set(scores) == {c.name for c in chosen}
     total = validate.summary(list(scores.values()))
-    assert not validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
-    assert total["rho"] >= 0.83 and total["regret"] <= 0.038 and 0.61 <= total["regret_p90"] <= 0.62
+    assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
+    assert total["rho"] >= 0.83 and total["regret"] <= 0.025 and total["regret_p90"] <= 0.22
     slow = {case: round(s.regret, 1) for case, s in scores.items() if s.regret > 0.25}
-    assert slow == {"holdout28_decode_fp16_b16_h40_kv8_d128": 3.6, "holdout28_colsum_bf16_5000x5000": 2.2}
-    assert validate.passes(validate.summary([s for case, s in scores.items() if case not in slow]))
+    assert slow == {"holdout28_decode_fp16_b16_h40_kv8_d128": 3.6}
+    assert scores["holdout28_colsum_bf16_5000x5000"].regret == 0.0
 
 
-def test_the_set_that_waits_for_a_gpu_has_its_ranking_on_record():
-    """README: holdout29 is chosen (23 groups, 406 configs), every config's counters are stored, and it is not
-    scored before it is measured."""
+def test_the_readme_figures_hold_on_the_fourth_blind_set():
+    """README: holdout29, chosen and modeled at stop 45 before any timing (the model's picks were the same whether a
+    loop body counts each load once or twice), scored once: 0.78 (0.60) / 5.2 % / 21 % / 16 %, every threshold but
+    the rank correlation met, 3 of 3 overflows predicted; its fp32 column sums over 6,000 columns pick a config 2x
+    slow, its GEMV one 28 % slow. With the four blind sets pooled, 82 groups, every threshold is met."""
     sys.path.insert(0, str(SWEEPS))
     import sweep_cases
 
     chosen = [c for c in sweep_cases.cases() if c.split == "holdout29"]
     assert len(chosen) == 23 and sum(len(c.configs) for c in chosen) == 406
-    with open(validate.DATA / "h200_counters.jsonl") as f:
-        stored = {row["case"] for row in map(json.loads, f) if row["case"].startswith("holdout29_")}
-    assert stored == {c.name for c in chosen}
-    assert "holdout29" not in validate.HELD_OUT and not (validate.DATA / "h200_holdout29.csv").exists()
+    scores = {s.case: s for s in _scores("holdout29", validate.HELD_OUT["holdout29"])}
+    assert set(scores) == {c.name for c in chosen}
+    total = validate.summary(list(scores.values()))
+    assert not validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
+    assert 0.78 <= total["rho"] < 0.8 and total["rho_p10"] >= 0.60 and total["regret"] <= 0.053
+    assert total["regret_p90"] <= 0.208 and total["mape"] <= 0.162
+    assert {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25} == {
+        "holdout29_colsum_fp32_4000x6000": 1.01, "holdout29_gemv_fp16_7168x3584": 0.28}
+    blind = list(scores.values()) + sum((_scores(split, validate.HELD_OUT[split])
+                                         for split in ("holdout26", "holdout27", "holdout28")), [])
+    pooled = validate.summary(blind)
+    assert pooled["groups"] == 82 and validate.passes(pooled) and pooled["overflows"] == 13
+    assert pooled["rho"] >= 0.823 and pooled["regret_p90"] <= 0.224 and pooled["mape"] <= 0.158
 
 
 def _scores(split: str, csv_name: str, compiled_registers: bool = False) -> list:
@@ -154,7 +164,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.839, 0.024, 0.084, 0.16),
+    ("holdout", 10, 0.839, 0.024, 0.139, 0.16),
     ("holdout2", 11, 0.613, 0.079, 0.199, 0.153),
     ("holdout3", 10, 0.858, 0.0, 0.201, 0.191),
     ("holdout4", 10, 0.868, 0.0, 0.123, 0.137),
@@ -170,18 +180,19 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout14", 10, 0.873, 0.047, 0.235, 0.174),
     ("holdout15", 6, 0.772, 0.095, 0.182, 0.217),
     ("holdout16", 13, 0.87, 0.0, 0.121, 0.158),
-    ("holdout17", 10, 0.794, 0.0, 0.102, 0.161),
+    ("holdout17", 10, 0.763, 0.0, 0.072, 0.161),
     ("holdout18", 11, 0.811, 0.024, 0.122, 0.176),
     ("holdout19", 13, 0.817, 0.035, 0.181, 0.188),
     ("holdout20", 8, 0.805, 0.085, 0.141, 0.098),
-    ("holdout21", 8, 0.295, 0.025, 0.745, 0.197),
+    ("holdout21", 8, 0.232, 0.346, 0.953, 0.217),
     ("holdout22", 14, 0.865, 0.0, 0.141, 0.156),
     ("holdout23", 13, 0.846, 0.0, 0.11, 0.137),
-    ("holdout24", 22, 0.814, 0.036, 0.189, 0.195),
-    ("holdout25", 23, 0.822, 0.0, 0.146, 0.193),
+    ("holdout24", 22, 0.814, 0.036, 0.189, 0.188),
+    ("holdout25", 23, 0.822, 0.0, 0.168, 0.193),
     ("holdout26", 20, 0.827, 0.0, 0.209, 0.148),
-    ("holdout27", 20, 0.817, 0.026, 0.252, 0.15),
-    ("holdout28", 19, 0.831, 0.038, 0.619, 0.167),
+    ("holdout27", 20, 0.817, 0.011, 0.215, 0.15),
+    ("holdout28", 19, 0.831, 0.025, 0.22, 0.167),
+    ("holdout29", 23, 0.782, 0.053, 0.208, 0.162),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -242,10 +253,10 @@ def test_the_readme_figures_hold_on_what_to_trust():
     assert min(row_sums) >= 0.71
 
 
-def test_sixteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
+def test_eighteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
     """README and tutorial 04: holdout, holdout3, holdout4, holdout7, holdout8, holdout13, holdout14, holdout16,
-    holdout18 to holdout20 and holdout22 to holdout26 meet the validation thresholds (rho >= 0.8, picks <= 10 % /
-    25 % slow, time error <= 25 %); the other twelve do not. All 341 groups pooled meet them."""
+    holdout18 to holdout20 and holdout22 to holdout28 meet the validation thresholds (rho >= 0.8, picks <= 10 % /
+    25 % slow, time error <= 25 %); the other eleven do not. All 364 groups pooled meet them."""
     meet, scores = set(), []
     for split, csv_name in validate.HELD_OUT.items():
         scores += (mine := _scores(split, csv_name))
@@ -254,24 +265,25 @@ def test_sixteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
             meet.add(split)
     assert meet == {"holdout", "holdout3", "holdout4", "holdout7", "holdout8", "holdout13", "holdout14", "holdout16",
                     "holdout18", "holdout19", "holdout20", "holdout22", "holdout23", "holdout24", "holdout25",
-                    "holdout26"}
-    pooled = validate.summary(scores)  # README: the 341 groups pooled score 0.82 (0.49) / 2.1 % / 20 % / 16 %
-    assert len(scores) == 341 and validate.passes(pooled) and pooled["rho"] >= 0.823 and pooled["rho_p10"] >= 0.486
-    assert pooled["regret"] <= 0.021 and pooled["regret_p90"] <= 0.199 and pooled["mape"] <= 0.16
+                    "holdout26", "holdout27", "holdout28"}
+    pooled = validate.summary(scores)  # README: the 364 groups pooled score 0.82 (0.50) / 2.1 % / 21 % / 16 %
+    assert len(scores) == 364 and validate.passes(pooled) and pooled["rho"] >= 0.822 and pooled["rho_p10"] >= 0.499
+    assert pooled["regret"] <= 0.022 and pooled["regret_p90"] <= 0.212 and pooled["mape"] <= 0.16
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
     """README: scored with Triton's own register and spill counts in place of the estimate
-    (`python -m simulator.validate --compiled-registers`), the 341 held-out groups pooled pass every threshold and
-    fourteen sets meet them (sixteen with the estimate, which scores as well pooled)."""
+    (`python -m simulator.validate --compiled-registers`; holdout29 has no compile facts and keeps the estimate), the
+    364 held-out groups pooled pass every threshold and fourteen sets meet them (eighteen with the estimate, which
+    scores as well pooled)."""
     scores, meet = [], 0
     for split, csv_name in validate.HELD_OUT.items():
         mine = _scores(split, csv_name, compiled_registers=True)
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
-    assert len(scores) == 341 and validate.passes(pooled) and meet == 14
-    assert pooled["rho"] >= 0.823 and pooled["regret_p90"] <= 0.218 and pooled["mape"] <= 0.164
+    assert len(scores) == 364 and validate.passes(pooled) and meet == 14
+    assert pooled["rho"] >= 0.819 and pooled["regret_p90"] <= 0.217 and pooled["mape"] <= 0.165
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
@@ -306,9 +318,10 @@ def test_compiled_waits_come_from_the_main_loop_of_the_machine_code(tmp_path):
 
 
 def test_the_readme_figures_hold_with_the_compiler_s_waits():
-    """README: given the times Triton's machine code waits for a main loop's loads, the seven paged decodes rank
-    0.81-0.92 (the model alone: 0.50-0.86) and the blind ones' picks run 8 %, 45 %, 21 % and 33 % slow (142 %, 45 %,
-    21 %, 363 %); the five column sums rank 0.86-1.00 (0.49-0.91) and the two slow picks stay."""
+    """README: given the times Triton's machine code waits for a main loop's loads, the nine paged decodes rank
+    0.81-0.92 (the model alone: 0.50-0.86) and the blind ones' picks run 8 %, 45 %, 21 %, 33 %, 2 % and 8 % slow
+    (142 %, 45 %, 21 %, 363 %, 2 %, 22 %); the seven column sums rank 0.92-1.00 (0.52-0.91), and the one slow pick
+    (holdout29's fp32 sums over 6,000 columns, 2x) becomes the best config."""
     spec = validate.get_spec("h200")
     groups = [g for split, csv_name in [("calibration", "h200_sweep.csv"), ("validation", "h200_sweep.csv")]
               + list(validate.HELD_OUT.items())
@@ -320,14 +333,15 @@ def test_the_readme_figures_hold_with_the_compiler_s_waits():
     after = {g.case: validate.score_group(g, model) for g in waited}
     decodes = [case for case in before if "decode" in case]
     sums = [case for case in before if "colsum" in case]
-    assert len(decodes) == 7 and len(sums) == 5
+    assert len(decodes) == 9 and len(sums) == 7
     assert 0.81 <= min(after[c].rho for c in decodes) and max(after[c].rho for c in decodes) <= 0.93
     assert 0.49 <= min(before[c].rho for c in decodes) <= 0.50 and max(before[c].rho for c in decodes) <= 0.87
-    blind = [c for c in decodes if c.startswith(("holdout26", "holdout27", "holdout28"))]
-    assert [round(before[c].regret, 2) for c in blind] == [1.42, 0.45, 0.21, 3.63]
-    assert [round(after[c].regret, 2) for c in blind] == [0.08, 0.45, 0.21, 0.33]
-    assert min(after[c].rho for c in sums) >= 0.86 and min(before[c].rho for c in sums) <= 0.491
-    assert sorted(round(after[c].regret, 2) for c in sums) == [0.0, 0.0, 0.0, 1.22, 2.18]
+    blind = [c for c in decodes if c.startswith(("holdout26", "holdout27", "holdout28", "holdout29"))]
+    assert [round(before[c].regret, 2) for c in blind] == [1.42, 0.45, 0.21, 3.63, 0.02, 0.22]
+    assert [round(after[c].regret, 2) for c in blind] == [0.08, 0.45, 0.21, 0.33, 0.02, 0.08]
+    assert min(after[c].rho for c in sums) >= 0.92 and 0.52 <= min(before[c].rho for c in sums) <= 0.53
+    assert {c: round(before[c].regret, 2) for c in sums if before[c].regret} == {"holdout29_colsum_fp32_4000x6000": 1.01}
+    assert all(after[c].regret == 0.0 for c in sums)
 
 
 def test_compiled_waits_need_the_machine_s_machine_code(capsys):
@@ -392,7 +406,7 @@ def test_the_readme_figures_hold_on_the_stored_machine_code():
                 main = max(loops, key=lambda loop: loop["load_bytes"])
                 size = main["load_bytes"]
                 waits["up to 16" if size <= 16 else "17-128" if size <= 128 else "over 128"].append(main["waits"])
-    assert sum(map(len, waits.values())) == 1803
+    assert sum(map(len, waits.values())) == 2408
     assert np.median(waits["up to 16"]) == 1
     assert np.median(waits["17-128"]) == 2 and np.median(waits["over 128"]) == 10 and max(waits["over 128"]) >= 100
 
@@ -427,13 +441,15 @@ def _unrolled_copies(c: Counters, key: str, loops: list[dict]) -> float:
 
 def test_the_unrolling_rule_holds_on_the_stored_machine_code():
     """README: the copies of a loop body the cost model takes the backend to unroll (MachineSpec.unroll_*) agree
-    with Triton's machine code (within 25 %) on 721 of the 772 configs with one loop that is not pipelined (532 of
-    the first 576, where LLVM's own parameters, a power of two up to 8 copies within 75 instructions, agreed on 472);
-    every loop of constant trip count it unrolled fully is predicted so."""
+    with Triton's machine code (within 25 %) on 868 of the 953 configs with one loop that is not pipelined (723 of the
+    772 before holdout21, holdout25 and holdout29's machine code, 721 of those before a body's loads were counted;
+    532 of the first 576, where LLVM's own parameters, a power of two up to 8 copies within 75 instructions, agreed on
+    472); every loop of constant trip count it unrolled fully is predicted so, and
+    the loops of one-element loads over unaligned column sums are left rolled, as the machine code has them."""
     from simulator.cost import _Phase
     spec = validate.get_spec("h200")
-    agree, total, full = 0, 0, []
-    for _, c, key, loops in _looping_configs():
+    agree, total, full, unaligned = 0, 0, [], []
+    for family, c, key, loops in _looping_configs():
         if len(loops) > 1:
             continue
         modeled = _Phase.of(key, c, max(1, c.programs)).unrolled(spec, c.num_warps)
@@ -442,8 +458,11 @@ def test_the_unrolling_rule_holds_on_the_stored_machine_code():
         agree += abs(np.log2(actual / modeled)) < np.log2(1.25)
         if not loops:
             full.append(modeled == actual)
-    assert (agree, total) == (721, 772)
+        if family == "reduction" and c.phase_accesses[key] / c.phase_rounds[key] / c.num_warps == 8:
+            unaligned.append((modeled, actual))
+    assert (agree, total) == (868, 953)
     assert len(full) == 22 and all(full)
+    assert len(unaligned) >= 4 and all(modeled == 1 and actual < 1.25 for modeled, actual in unaligned)
 
 
 def test_the_readme_figures_hold_on_instruction_counts_against_the_machine_code():
@@ -459,7 +478,7 @@ def test_the_readme_figures_hold_on_instruction_counts_against_the_machine_code(
         ratio = c.phase_instructions.get(key, 0) / rounds / warps / (loops[0]["instructions"] / copies)
         ratios.setdefault(family, []).append(ratio)
     median = {family: float(np.median(values)) for family, values in ratios.items()}
-    assert len(median) == 21 and sum(0.9 <= m <= 1.2 for m in median.values()) == 9
+    assert len(median) == 22 and sum(0.9 <= m <= 1.2 for m in median.values()) == 9
     assert median["holdout6_moe_combine"] <= 1.1 and 0.95 <= median["holdout_logsumexp"] <= 1.1
     assert median["holdout5_argmax"] <= 1.5 and median["holdout2_gemv"] <= 1.4
 
@@ -617,12 +636,12 @@ def test_the_readme_figures_hold_on_the_register_estimate():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.14 s of CPU (p90 0.49 s, at most 10.1 s), as measured
+    """README: modeling one stored config took a median 0.14 s of CPU (p90 0.48 s, at most 10.1 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
-    assert len(seconds) == 7660
-    assert np.median(seconds) <= 0.137 and np.percentile(seconds, 90) <= 0.49 and max(seconds) <= 10.08
+    assert len(seconds) == 8066
+    assert np.median(seconds) <= 0.138 and np.percentile(seconds, 90) <= 0.481 and max(seconds) <= 10.08
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
