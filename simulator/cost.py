@@ -427,9 +427,8 @@ class _Phase:
         unrolls a loop of known trip count fully when trips x body fit unroll_full_instructions, and a small body
         unroll_copies times otherwise (Triton's machine code on the H200), a body counting its load instructions
         (unroll_load_instructions each) with its other instructions: one-element loads past an unaligned bound make
-        it long; the copies' independent loads issue
-        together, unless the body writes memory or waits at a barrier: a copy's loads may not move above the
-        previous copy's write or barrier."""
+        it long. The copies' independent loads issue together, unless the body writes memory or waits at a barrier:
+        a copy's loads may not move above the previous copy's write or barrier."""
         if not self.looped or self.serial or self.ordered:
             return 1.0
         per_warp = max(1.0, (self.work + spec.unroll_load_instructions * self.accesses) / max(1, num_warps))

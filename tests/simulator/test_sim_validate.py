@@ -340,7 +340,8 @@ def test_the_readme_figures_hold_with_the_compiler_s_waits():
     assert [round(before[c].regret, 2) for c in blind] == [1.42, 0.45, 0.21, 3.63, 0.02, 0.22]
     assert [round(after[c].regret, 2) for c in blind] == [0.08, 0.45, 0.21, 0.33, 0.02, 0.08]
     assert min(after[c].rho for c in sums) >= 0.92 and 0.52 <= min(before[c].rho for c in sums) <= 0.53
-    assert {c: round(before[c].regret, 2) for c in sums if before[c].regret} == {"holdout29_colsum_fp32_4000x6000": 1.01}
+    slow = {c: round(before[c].regret, 2) for c in sums if before[c].regret}
+    assert slow == {"holdout29_colsum_fp32_4000x6000": 1.01}
     assert all(after[c].regret == 0.0 for c in sums)
 
 
