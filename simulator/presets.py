@@ -136,11 +136,12 @@ H200 = {
     "spill_traffic": (8.0, "L", f"local-memory round trips per spilled register and loop iteration; {_FITTED}"),
     "exchange_cycles": (150.0, "L", f"each result a warp passes in a cross-warp exchange, on a program's critical "
                                     f"path beyond its wavefronts; {_FITTED}"),
-    "unroll_load_instructions": (2.0, "H", "Triton's machine code for the 772 stored configs with one loop it does "
-                                 "not pipeline: counting each load instruction of the body twice with its other warp "
+    "unroll_load_instructions": (2.0, "H", "Triton's machine code for the stored configs with one loop it does not "
+                                 "pipeline: counting each load instruction of the body twice with its other warp "
                                  "instructions (those the model counts per element) places the unrolling threshold "
-                                 "best (723 of 772 agree, against 721 counting no loads): one-element loads past an "
-                                 "unaligned bound (column sums over 5,000 and 7,000 columns) leave the loop rolled "
+                                 "best (723 of 772 agree, 721 counting no loads; 868 of 953 with the machine code "
+                                 "read since, 864 counting none; once ties): one-element loads past an unaligned "
+                                 "bound (column sums over 5,000 and 7,000 columns) leave the loop rolled "
                                  "(simulator/data/h200_sass_loops.jsonl)"),
     "unroll_instructions": (44.0, "H", "the same machine code: a loop whose trip count is known only at run time is "
                             "unrolled 4 times or not at all, 4 times where its body (unroll_load_instructions) has at "
