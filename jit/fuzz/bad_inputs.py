@@ -52,7 +52,9 @@ import dsl as tl
 from jit import jit, cdiv
 
 def _probe_report(kind, value, tb):
-    sys.stdout.write("@@RAISED " + kind.__name__ + "\\n" + str(value) + "\\n")
+    import traceback
+    sys.stdout.write("@@RAISED " + kind.__name__ + "\\n" + str(value) + "\\n@@WHERE "
+                     + " | ".join(traceback.format_tb(tb)[-2:]).replace("\\n", " ") + "\\n")
     sys.stdout.flush()  # then the interpreter exits as usual: a launch left running would hang it here
 
 sys.excepthook = _probe_report
@@ -579,7 +581,9 @@ for name, path, env in CASES:
     try:
         runpy.run_path(path, run_name="__main__")
     except BaseException as e:
-        sys.stdout.write("@@RAISED " + type(e).__name__ + "\\n" + str(e) + "\\n")
+        import traceback
+        sys.stdout.write("@@RAISED " + type(e).__name__ + "\\n" + str(e) + "\\n@@WHERE "
+                         + " | ".join(traceback.format_tb(e.__traceback__)[-2:]).replace("\\n", " ") + "\\n")
     sys.stdout.flush()
     os.environ.clear()
     os.environ.update(saved)
@@ -643,10 +647,12 @@ def classify(case: Case, returncode: int, stdout: str, stderr: str) -> tuple[str
         return "crash", f"killed by signal {-returncode}"
     if "@@RAISED " in stdout:
         kind, _, message = stdout.split("@@RAISED ", 1)[1].partition("\n")
+        message, _, where = message.partition("@@WHERE ")
         message = message.strip()
         observed = f"{kind}: {message}"
-        if case.expect == "ok":
-            return ("silently wrong" if kind == "AssertionError" else "unexpected error"), observed
+        if case.expect == "ok":  # a failure that should not happen names where it happened
+            outcome = "silently wrong" if kind == "AssertionError" else "unexpected error"
+            return outcome, f"{observed} [{where.strip()}]"
         if case.raises and kind not in case.raises:
             return "unexpected error", observed
         missing = [w for w in case.mentions if w not in message]

@@ -42,6 +42,18 @@ def test_the_probe_tells_outcomes_apart():
     assert classify(good, 1, "", "Fatal Python error")[0] == "crash"
 
 
+def test_an_error_that_should_not_happen_names_where_it_happened():
+    """A case that must run but raises reports the frames it raised in, so a rare failure (a race) can be traced
+    from one report; an expected error's mentions are checked against its message alone."""
+    fails = Case("fails", "t", "ok", "def deep():\n    return {}[98]\ndeep()\n")
+    (result,) = run_group([fails])
+    assert result.outcome == "unexpected error" and result.observed.startswith("KeyError: 98 [")
+    assert "in deep" in result.observed and "return {}[98]" in result.observed
+    expected = Case("names", "t", "error", "def kern_helper():\n    raise ValueError('bad')\nkern_helper()\n",
+                    mentions=("kern_helper",))  # only its frames name it, not its message
+    assert run_group([expected])[0].outcome == "unclear error"
+
+
 def test_a_group_reports_a_crash_and_the_cases_before_it():
     """A case that kills its group's process is a crash; cases that finished before it keep their outcome."""
     first = Case("fine", "t", "ok", "x = 1\n")
