@@ -148,7 +148,8 @@ _init_lock = threading.Lock()
 _host: _Host | None = None
 _compile_machine: llvm.TargetMachine | None = None
 _profiling_machine: llvm.TargetMachine | None = None
-# llvmlite serialises each C call, but a compile is a sequence of calls on one shared target machine
+# llvmlite serialises each C call, but a compile is a sequence of calls on one shared target machine and LLVM's
+# global context, which loading an object (jit.engine.load) uses too
 _compile_lock = threading.Lock()
 
 
@@ -266,14 +267,16 @@ def load(obj: bytes, symbol: str = abi.ENTRY) -> LoadedKernel:
     host = _host_target()
     start = time.perf_counter()
     undefined = _check_object(obj)
-    # creating the first engine makes LLVM search the whole process for symbols (as MCJIT will)
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), host.machine())
-    missing = [s for s in undefined if llvm.address_of_symbol(s) is None]
-    if missing:
-        raise LoadError(f"object calls functions this process does not define: {', '.join(missing)}")
-    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-    engine.finalize_object()
-    address = engine.get_function_address(symbol)
+    # the empty module lives in LLVM's global context, which a compile on another thread may be using
+    with _compile_lock:
+        # creating the first engine makes LLVM search the whole process for symbols (as MCJIT will)
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), host.machine())
+        missing = [s for s in undefined if llvm.address_of_symbol(s) is None]
+        if missing:
+            raise LoadError(f"object calls functions this process does not define: {', '.join(missing)}")
+        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        address = engine.get_function_address(symbol)
     if not address:
         raise LoadError(f"object does not define {symbol!r}")
     kernel = LoadedKernel(engine, address, symbol)
