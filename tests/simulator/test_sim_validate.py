@@ -94,18 +94,25 @@ def test_the_readme_figures_hold_on_the_two_blind_sets():
     assert all(validate.passes(validate.summary(mine)) for mine in scores.values())
 
 
+def _blind_scores(split: str, groups: int, configs: int) -> dict:
+    """A blind set's scores by case, after checking it is the set that was chosen and that every group it scores
+    has counters stored (from before its timing)."""
+    sys.path.insert(0, str(SWEEPS))
+    import sweep_cases
+
+    chosen = [c for c in sweep_cases.cases() if c.split == split]
+    assert len(chosen) == groups and sum(len(c.configs) for c in chosen) == configs
+    scores = {s.case: s for s in _scores(split, validate.HELD_OUT[split])}
+    assert set(scores) == {c.name for c in chosen}
+    return scores
+
+
 def test_the_readme_figures_hold_on_the_third_blind_set():
     """README: holdout28, chosen and modeled at stop 43 before any timing, scored 0.83 (0.49) / 3.7 % / 62 % / 17 %
     blind, missing the picks' p90 through its paged decode (pick 4.6x slow) and bf16 column sums (3.2x); with a loop
     body's loads counted for unrolling (stop 45) the column sums' pick is the best config and the set scores
     0.83 (0.49) / 2.4 % / 22 % / 17 %. Every config that ran has counters stored from before the timing."""
-    sys.path.insert(0, str(SWEEPS))
-    import sweep_cases
-
-    chosen = [c for c in sweep_cases.cases() if c.split == "holdout28"]
-    assert len(chosen) == 19 and sum(len(c.configs) for c in chosen) == 335
-    scores = {s.case: s for s in _scores("holdout28", validate.HELD_OUT["holdout28"])}
-    assert set(scores) == {c.name for c in chosen}
+    scores = _blind_scores("holdout28", 19, 335)
     total = validate.summary(list(scores.values()))
     assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
     assert total["rho"] >= 0.83 and total["regret"] <= 0.025 and total["regret_p90"] <= 0.22
@@ -118,8 +125,7 @@ def test_the_readme_figures_hold_on_what_counting_a_body_s_loads_moved():
     """README: with a loop body's loads counted for unrolling, holdout27's and holdout28's column sums pick the best
     config (2.2x and 3.2x slow before); the MoE combine of holdout21 and holdout25 picks configs 75-81 % slow (from
     0 %) and holdout's looped logsumexp one 20 % slow (from 6 %); validation does not move."""
-    spec = validate.get_spec("h200")
-    before = spec.replace(unroll_load_instructions=0.0, unroll_instructions=40.0)
+    spec, before = validate.get_spec("h200"), _old_unrolling()
     cases = {"holdout27_colsum_fp32_3000x7000": (1.22, 0.0), "holdout28_colsum_bf16_5000x5000": (2.18, 0.0),
              "holdout21_moe_combine_bf16_4096x2048_k8": (0.0, 0.81),
              "holdout21_moe_combine_shared_fp16_3000x4096_k4": (0.0, 0.75),
@@ -142,13 +148,7 @@ def test_the_readme_figures_hold_on_the_fourth_blind_set():
     loop body counts each load once or twice), scored once: 0.78 (0.60) / 5.2 % / 21 % / 16 %, every threshold but
     the rank correlation met, 3 of 3 overflows predicted; its fp32 column sums over 6,000 columns pick a config 2x
     slow, its GEMV one 28 % slow. With the four blind sets pooled, 82 groups, every threshold is met."""
-    sys.path.insert(0, str(SWEEPS))
-    import sweep_cases
-
-    chosen = [c for c in sweep_cases.cases() if c.split == "holdout29"]
-    assert len(chosen) == 23 and sum(len(c.configs) for c in chosen) == 406
-    scores = {s.case: s for s in _scores("holdout29", validate.HELD_OUT["holdout29"])}
-    assert set(scores) == {c.name for c in chosen}
+    scores = _blind_scores("holdout29", 23, 406)
     total = validate.summary(list(scores.values()))
     assert not validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
     assert 0.78 <= total["rho"] < 0.8 and total["rho_p10"] >= 0.60 and total["regret"] <= 0.053
@@ -159,19 +159,25 @@ def test_the_readme_figures_hold_on_the_fourth_blind_set():
                                          for split in ("holdout26", "holdout27", "holdout28")), [])
     pooled = validate.summary(blind)
     assert pooled["groups"] == 82 and validate.passes(pooled) and pooled["overflows"] == 13
-    old_rule = validate.get_spec("h200").replace(unroll_load_instructions=0.0, unroll_instructions=40.0)
-    groups = validate.load(validate.DATA / validate.HELD_OUT["holdout29"], validate.DATA / "h200_counters.jsonl")
-    old = validate.summary([validate.score_group(g, validate.model_seconds(old_rule)) for g in groups])
+    old = validate.summary(_scores("holdout29", validate.HELD_OUT["holdout29"], spec=_old_unrolling()))
     assert round(old["rho"], 2) == 0.78 and round(old["regret_p90"], 2) == 0.21 and round(old["mape"], 2) == 0.18
     assert pooled["rho"] >= 0.823 and pooled["regret_p90"] <= 0.224 and pooled["mape"] <= 0.158
 
 
-def _scores(split: str, csv_name: str, compiled_registers: bool = False) -> list:
-    spec = validate.get_spec("h200")
+def _old_unrolling():
+    """The H200 spec with the unrolling rule before stop 45: a body's loads not counted, unrolled up to 40."""
+    return validate.get_spec("h200").replace(unroll_load_instructions=0.0, unroll_instructions=40.0)
+
+
+def _scores(split: str, csv_name: str, compiled_registers: bool = False, compiled_waits: bool = False,
+            spec=None) -> list:
+    spec = spec or validate.get_spec("h200")
     groups = [g for g in validate.load(validate.DATA / csv_name, validate.DATA / "h200_counters.jsonl")
               if g.split == split]
     if compiled_registers:
         groups = validate.with_compiled_registers(groups, spec, validate.DATA / "h200_compile_facts.jsonl")
+    if compiled_waits:
+        groups = validate.with_compiled_waits(groups, validate.DATA / "h200_sass_loops.jsonl")
     spread = 0.0 if compiled_registers else validate.REGISTER_SPREAD
     return [validate.score_group(g, validate.model_seconds(spec, spread)) for g in groups]
 
@@ -347,12 +353,9 @@ def test_compiled_waits_come_from_the_main_loop_of_the_machine_code(tmp_path):
 def test_given_the_compiler_s_waits_the_held_out_groups_pooled_pass():
     """README: given the machine code's waits, the 364 held-out groups pooled score 0.82 (0.52) / 2.1 % / 19 % / 16 %
     and seventeen sets pass (configs without stored machine code keep the model's own count)."""
-    spec = validate.get_spec("h200")
     scores, meet = [], 0
-    for csv_name in validate.HELD_OUT.values():
-        groups = validate.load(validate.DATA / csv_name, validate.DATA / "h200_counters.jsonl")
-        waited = validate.with_compiled_waits(groups, validate.DATA / "h200_sass_loops.jsonl")
-        mine = [validate.score_group(g, validate.model_seconds(spec)) for g in waited]
+    for split, csv_name in validate.HELD_OUT.items():
+        mine = _scores(split, csv_name, compiled_waits=True)
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
@@ -505,7 +508,7 @@ def test_the_unrolling_rule_holds_on_the_stored_machine_code():
     assert len(full) == 22 and all(full)
     # counting each load once ties; counting none, with the threshold of 40, agrees on 864
     assert agreeing(spec.replace(unroll_load_instructions=1.0)) == 868
-    assert agreeing(spec.replace(unroll_load_instructions=0.0, unroll_instructions=40.0)) == 864
+    assert agreeing(_old_unrolling()) == 864
     unaligned = [(phase.unrolled(spec, c.num_warps), actual) for family, c, phase, actual, _ in single
                  if family == "reduction" and phase.accesses / c.num_warps == 8]
     assert len(unaligned) >= 4 and all(modeled == 1 and actual < 1.25 for modeled, actual in unaligned)
