@@ -495,18 +495,26 @@ def _order_ranks(probes: list[dict], traced: list[int]) -> dict[int, int]:
 def _row_work(buffers: TraceBuffers, traced: list[int], counts, rows: int) -> Counters:
     """How the measured programs' work (memory-op executions) varies along the grid's first dim: empty when every
     program did the same, else per bucket of coordinates the work and the programs (Counters.row_work). Causal
-    attention's programs do more the later their query block; a paged decode's, the longer their sequence."""
-    pids, work = [], []
-    for p in traced:
-        ids = np.concatenate([part[:, 0] for part in buffers.stream_parts(p) if len(part)])
-        pids.append(ids)
-        work.append(np.full(ids.size, float(counts[p]) / max(1, buffers.records(p))))
-    if not pids:
+    attention's programs do more the later their query block; a paged decode's, the longer their sequence.
+    A thinned trace (stride S > 1) follows every S-th execution of each op from a phase that rotates with the
+    program, so a program's records of an op are its executions / S give or take one: spreads within one record
+    of each op are no imbalance, and an op executed fewer than S times a program (once, after its loop) is traced
+    by some programs only and counts its mean in each (a cross-entropy's equal rows looked 40 % apart)."""
+    stride = buffers.stride
+    ids = {p: np.concatenate([part[:, 0] for part in parts]) for p in traced
+           if (parts := [part for part in buffers.stream_parts(p) if len(part)])}
+    if not ids:
         return Counters()
-    pids, work = np.concatenate(pids), np.concatenate(work)
-    programs, inverse = np.unique(pids, return_inverse=True)
-    per_program = np.bincount(inverse, weights=work)
-    if np.ptp(per_program) <= 0.02 * per_program.mean():
+    programs = np.unique(np.concatenate(list(ids.values())))
+    per_program, grain = np.zeros(programs.size), 0.0
+    for p, pids in ids.items():
+        weight = float(counts[p]) / max(1, buffers.records(p))  # executions per traced one (jit.sampling)
+        if stride > 1 and counts[p] < stride * programs.size:
+            per_program += float(counts[p]) / programs.size
+            continue
+        per_program += np.bincount(np.searchsorted(programs, pids), minlength=programs.size) * weight
+        grain += weight if stride > 1 else 0.0
+    if np.ptp(per_program) <= 0.02 * per_program.mean() + grain:
         return Counters()
     buckets = (programs % rows) * min(rows, ROW_BUCKETS) // rows
     return Counters(row_work={str(b): int(round(w)) for b, w in zip(*_sums(buckets, per_program))},

@@ -85,3 +85,43 @@ def test_automatic_sample_of_a_sparse_padded_grid_counts_its_working_programs(rn
     approx = model_launch(padded_kernel, (programs,), x, out, 700, BLOCK=block, machine="h200")
     assert approx.sampled
     assert approx.totals.load_requests == pytest.approx(exact.totals.load_requests, rel=0.1)
+
+
+@jit
+def row_logsumexp_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """One row a program: an online max and sum over BLOCK-wide chunks, then one load and one store after the
+    loop (a cross-entropy's shape): every program does the same work."""
+    row = tl.program_id(0)
+    running_max = -float("inf")
+    running_sum = 0.0
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=-float("inf"))
+        new_max = tl.maximum(running_max, tl.max(x, axis=0))
+        running_sum = running_sum * tl.exp(running_max - new_max) + tl.sum(tl.exp(x - new_max), axis=0)
+        running_max = new_max
+    first = tl.load(x_ptr + row * n_cols)
+    tl.store(out_ptr + row, running_max + tl.log(running_sum) - first)
+
+
+def test_a_thinned_trace_of_equal_rows_finds_no_imbalance(rng):
+    """Thinning traces an op run once a program (after its loop) in some programs only, and a loop's iterations
+    give or take one: neither is work that varies along the grid, which would stretch the modeled schedule."""
+    rows, cols = 4096, 20000
+    x = rng.standard_normal(rows * cols).astype(np.float32)
+    out = np.empty(rows, dtype=np.float32)
+    record = model_launch(row_logsumexp_kernel, (rows,), x, out, cols, BLOCK=256, machine="h200")
+    assert record.sampled
+    assert record.totals.row_work == {}
+
+
+def test_a_thinned_trace_keeps_work_that_grows_along_the_grid(rng):
+    rows, block = 48, 128
+    grid = (96, rows)
+    x = rng.standard_normal(rows * 96 * block).astype(np.float32)
+    out = np.empty(grid[0] * grid[1] * block, dtype=np.float32)
+    record = model_launch(triangle_kernel, grid, x, out, 96 * block, BLOCK=block, machine="h200")
+    work = record.totals.row_work
+    assert record.sampled and len(work) > 8
+    per_program = [work[b] / record.totals.row_programs[b] for b in sorted(work, key=int)]
+    assert per_program[-1] > 10 * per_program[0]

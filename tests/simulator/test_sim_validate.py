@@ -84,13 +84,13 @@ def test_stored_counters_are_what_the_compiler_gives_now():
 
 def test_the_readme_figures_hold_on_the_two_blind_sets():
     """README: holdout26 and holdout27, modeled before they ran and scored once (then 0.82 (0.54) / 0 % / 25.0 % / 15 %,
-    holdout27 missing its picks' p90 by its fp32 column sums' pick), pooled 40 groups now score 0.82 (0.54) / 0 % /
-    21 % / 15 % with every overflow predicted, and each set meets every threshold on its own."""
+    holdout27 missing its picks' p90 by its fp32 column sums' pick), pooled 40 groups now score 0.82 (0.59) / 1.1 % /
+    20 % / 15 % with every overflow predicted, and each set meets every threshold on its own."""
     scores = {split: _scores(split, validate.HELD_OUT[split]) for split in ("holdout26", "holdout27")}
     pooled = validate.summary(scores["holdout26"] + scores["holdout27"])
     assert pooled["groups"] == 40 and validate.passes(pooled) and pooled["overflows"] == 7
-    assert pooled["rho"] >= 0.823 and pooled["rho_p10"] >= 0.545 and pooled["regret"] <= 0.0
-    assert pooled["regret_p90"] <= 0.215 and pooled["mape"] <= 0.149
+    assert pooled["rho"] >= 0.823 and pooled["rho_p10"] >= 0.585 and pooled["regret"] <= 0.011
+    assert pooled["regret_p90"] <= 0.201 and pooled["mape"] <= 0.151
     assert all(validate.passes(validate.summary(mine)) for mine in scores.values())
 
 
@@ -111,25 +111,29 @@ def test_the_readme_figures_hold_on_the_third_blind_set():
     """README: holdout28, chosen and modeled at stop 43 before any timing, scored 0.83 (0.49) / 3.7 % / 62 % / 17 %
     blind, missing the picks' p90 through its paged decode (pick 4.6x slow) and bf16 column sums (3.2x); with a loop
     body's loads counted for unrolling (stop 45) the column sums' pick is the best config and the set scores
-    0.83 (0.49) / 2.4 % / 22 % / 17 %. Every config that ran has counters stored from before the timing."""
+    0.83 (0.49) / 2.4 % / 22 % / 17 %, and with sampled programs' equal work no longer read as unequal (stop 46)
+    0.84 (0.66) / 3.7 % / 19 % / 15 %, its GEMV's pick 47 % slow. Every config that ran has counters stored from before
+    the timing."""
     scores = _blind_scores("holdout28", 19, 335)
     total = validate.summary(list(scores.values()))
     assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
-    assert total["rho"] >= 0.83 and total["regret"] <= 0.025 and total["regret_p90"] <= 0.22
-    slow = {case: round(s.regret, 1) for case, s in scores.items() if s.regret > 0.25}
-    assert slow == {"holdout28_decode_fp16_b16_h40_kv8_d128": 3.6}
+    assert total["rho"] >= 0.835 and total["rho_p10"] >= 0.659 and total["regret"] <= 0.038
+    assert total["regret_p90"] <= 0.193 and total["mape"] <= 0.155
+    slow = {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25}
+    assert slow == {"holdout28_decode_fp16_b16_h40_kv8_d128": 3.63, "holdout28_gemv_bf16_5120x5120": 0.47}
     assert scores["holdout28_colsum_bf16_5000x5000"].regret == 0.0
 
 
 def test_the_readme_figures_hold_on_what_counting_a_body_s_loads_moved():
     """README: with a loop body's loads counted for unrolling, holdout27's and holdout28's column sums pick the best
-    config (2.2x and 3.2x slow before); the MoE combine of holdout21 and holdout25 picks configs 75-81 % slow (from
-    0 %) and holdout's looped logsumexp one 20 % slow (from 6 %); validation does not move."""
+    config (2.2x and 3.2x slow before; holdout27's runs 20 % slow since stop 46); the MoE combine of holdout21 and
+    holdout25 picks configs 75-81 % slow (from 0 %) and holdout's looped logsumexp one 15 % slow (from 0 %); validation
+    does not move."""
     spec, before = validate.get_spec("h200"), _old_unrolling()
-    cases = {"holdout27_colsum_fp32_3000x7000": (1.22, 0.0), "holdout28_colsum_bf16_5000x5000": (2.18, 0.0),
+    cases = {"holdout27_colsum_fp32_3000x7000": (1.22, 0.2), "holdout28_colsum_bf16_5000x5000": (2.18, 0.0),
              "holdout21_moe_combine_bf16_4096x2048_k8": (0.0, 0.81),
              "holdout21_moe_combine_shared_fp16_3000x4096_k4": (0.0, 0.75),
-             "holdout25_moe_combine_bf16_2048x4096_k8": (0.0, 0.80), "holdout_lse_fp32_4096x32000": (0.06, 0.20)}
+             "holdout25_moe_combine_bf16_2048x4096_k8": (0.0, 0.80), "holdout_lse_fp32_4096x32000": (0.0, 0.15)}
     regrets = {}
     for split in ("holdout", "holdout21", "holdout25", "holdout27", "holdout28"):
         for group in validate.load(validate.DATA / validate.HELD_OUT[split], validate.DATA / "h200_counters.jsonl"):
@@ -147,12 +151,13 @@ def test_the_readme_figures_hold_on_the_fourth_blind_set():
     """README: holdout29, chosen and modeled at stop 45 before any timing (the model's picks were the same whether a
     loop body counts each load once or twice), scored once: 0.78 (0.60) / 5.2 % / 21 % / 16 %, every threshold but
     the rank correlation met, 3 of 3 overflows predicted; its fp32 column sums over 6,000 columns pick a config 2x
-    slow, its GEMV one 28 % slow. With the four blind sets pooled, 82 groups, every threshold is met."""
+    slow, its GEMV one 28 % slow. Since stop 46: 0.78 (0.62) / 4.2 % / 20 % / 17 %. With the four blind sets pooled,
+    82 groups, every threshold is met."""
     scores = _blind_scores("holdout29", 23, 406)
     total = validate.summary(list(scores.values()))
     assert not validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
-    assert 0.78 <= total["rho"] < 0.8 and total["rho_p10"] >= 0.60 and total["regret"] <= 0.053
-    assert total["regret_p90"] <= 0.208 and total["mape"] <= 0.162
+    assert 0.78 <= total["rho"] < 0.8 and total["rho_p10"] >= 0.619 and total["regret"] <= 0.042
+    assert total["regret_p90"] <= 0.204 and total["mape"] <= 0.168
     assert {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25} == {
         "holdout29_colsum_fp32_4000x6000": 1.01, "holdout29_gemv_fp16_7168x3584": 0.28}
     blind = list(scores.values()) + sum((_scores(split, validate.HELD_OUT[split])
@@ -160,8 +165,9 @@ def test_the_readme_figures_hold_on_the_fourth_blind_set():
     pooled = validate.summary(blind)
     assert pooled["groups"] == 82 and validate.passes(pooled) and pooled["overflows"] == 13
     old = validate.summary(_scores("holdout29", validate.HELD_OUT["holdout29"], spec=_old_unrolling()))
-    assert round(old["rho"], 2) == 0.78 and round(old["regret_p90"], 2) == 0.21 and round(old["mape"], 2) == 0.18
-    assert pooled["rho"] >= 0.823 and pooled["regret_p90"] <= 0.224 and pooled["mape"] <= 0.158
+    assert round(old["rho"], 2) == 0.78 and round(old["regret_p90"], 2) == 0.20 and round(old["mape"], 2) == 0.17
+    assert pooled["rho"] >= 0.823 and pooled["rho_p10"] >= 0.592 and pooled["regret"] <= 0.026
+    assert pooled["regret_p90"] <= 0.212 and pooled["mape"] <= 0.158
 
 
 def _old_unrolling():
@@ -192,40 +198,40 @@ def test_the_readme_figures_hold_on_the_validation_split():
     total = _figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
     assert total["rho"] >= 0.882 and total["rho_p10"] >= 0.732 and total["regret"] <= 0.0
-    assert total["regret_p90"] <= 0.114 and total["mape"] <= 0.147
+    assert total["regret_p90"] <= 0.16 and total["mape"] <= 0.147
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.839, 0.024, 0.139, 0.16),
-    ("holdout2", 11, 0.613, 0.079, 0.199, 0.153),
-    ("holdout3", 10, 0.858, 0.0, 0.201, 0.191),
-    ("holdout4", 10, 0.868, 0.0, 0.123, 0.137),
-    ("holdout5", 10, 0.8, 0.047, 0.392, 0.144),
-    ("holdout6", 10, 0.764, 0.016, 0.061, 0.144),
-    ("holdout7", 10, 0.843, 0.013, 0.099, 0.155),
-    ("holdout8", 10, 0.853, 0.0, 0.051, 0.135),
-    ("holdout9", 10, 0.726, 0.012, 0.162, 0.142),
-    ("holdout10", 10, 0.611, 0.011, 0.138, 0.159),
-    ("holdout11", 10, 0.747, 0.0, 0.154, 0.159),
-    ("holdout12", 10, 0.643, 0.08, 0.832, 0.164),
+    ("holdout", 10, 0.853, 0.024, 0.134, 0.152),
+    ("holdout2", 11, 0.613, 0.087, 0.199, 0.152),
+    ("holdout3", 10, 0.858, 0.0, 0.11, 0.168),
+    ("holdout4", 10, 0.89, 0.0, 0.144, 0.132),
+    ("holdout5", 10, 0.813, 0.013, 0.292, 0.144),
+    ("holdout6", 10, 0.776, 0.016, 0.061, 0.136),
+    ("holdout7", 10, 0.843, 0.0, 0.049, 0.155),
+    ("holdout8", 10, 0.853, 0.0, 0.051, 0.119),
+    ("holdout9", 10, 0.772, 0.012, 0.162, 0.16),
+    ("holdout10", 10, 0.624, 0.011, 0.117, 0.159),
+    ("holdout11", 10, 0.767, 0.0, 0.154, 0.159),
+    ("holdout12", 10, 0.636, 0.08, 0.832, 0.164),
     ("holdout13", 10, 0.839, 0.092, 0.247, 0.228),
-    ("holdout14", 10, 0.873, 0.047, 0.235, 0.174),
+    ("holdout14", 10, 0.873, 0.047, 0.235, 0.156),
     ("holdout15", 6, 0.772, 0.095, 0.182, 0.217),
     ("holdout16", 13, 0.87, 0.0, 0.121, 0.158),
-    ("holdout17", 10, 0.763, 0.0, 0.072, 0.161),
-    ("holdout18", 11, 0.811, 0.024, 0.122, 0.176),
-    ("holdout19", 13, 0.817, 0.035, 0.181, 0.188),
-    ("holdout20", 8, 0.805, 0.085, 0.141, 0.098),
+    ("holdout17", 10, 0.77, 0.0, 0.072, 0.168),
+    ("holdout18", 11, 0.792, 0.024, 0.122, 0.176),
+    ("holdout19", 13, 0.852, 0.032, 0.169, 0.188),
+    ("holdout20", 8, 0.805, 0.085, 0.141, 0.087),
     ("holdout21", 8, 0.232, 0.346, 0.953, 0.217),
-    ("holdout22", 14, 0.865, 0.0, 0.141, 0.156),
-    ("holdout23", 13, 0.846, 0.0, 0.11, 0.137),
-    ("holdout24", 22, 0.814, 0.036, 0.189, 0.188),
-    ("holdout25", 23, 0.822, 0.0, 0.168, 0.193),
-    ("holdout26", 20, 0.827, 0.0, 0.209, 0.148),
-    ("holdout27", 20, 0.817, 0.011, 0.215, 0.15),
-    ("holdout28", 19, 0.831, 0.025, 0.22, 0.167),
-    ("holdout29", 23, 0.782, 0.053, 0.208, 0.162),
+    ("holdout22", 14, 0.866, 0.0, 0.12, 0.15),
+    ("holdout23", 13, 0.846, 0.0, 0.142, 0.144),
+    ("holdout24", 22, 0.814, 0.038, 0.267, 0.173),
+    ("holdout25", 23, 0.771, 0.0, 0.279, 0.158),
+    ("holdout26", 20, 0.816, 0.0, 0.117, 0.148),
+    ("holdout27", 20, 0.826, 0.026, 0.215, 0.157),
+    ("holdout28", 19, 0.835, 0.038, 0.193, 0.155),
+    ("holdout29", 23, 0.782, 0.042, 0.204, 0.168),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -250,7 +256,7 @@ def test_the_readme_figures_hold_where_stores_split():
 def test_the_readme_figures_hold_on_holdout18_s_groups():
     """README, holdout18, the layout Triton proves and the L1's time in a round: attention, the skinny matmul, RMSNorm
     and the fp16 add rank 0.77-0.96; the odd-N matmuls' picks run 5 % (holdout18), 48 % and 5 % slow (holdout19), the
-    bf16 one with a [N, K] weight 12 % (rho 0.82, since the register spread); Triton's looped LayerNorm ranks 0.87, the
+    bf16 one with a [N, K] weight 12 % (rho 0.79); Triton's looped LayerNorm ranks 0.87, the
     Welford one 0.82, the 64-channel im2col 0.81, the depthwise convolution 0.86, holdout19's LayerNorm 0.91 (since
     reductions pass each result through shared memory in turn); the transpose -0.18."""
     scores = {s.case: s for split in ("holdout3", "holdout13", "holdout14", "holdout15", "holdout18", "holdout19")
@@ -261,7 +267,7 @@ def test_the_readme_figures_hold_on_holdout18_s_groups():
         "holdout18_matmul_fp16_1999x3001x1001", "holdout19_matmul_fp16_3000x1000x2000",
         "holdout19_matmul_bf16_2048x4100x1536", "holdout18_matmul_bf16_wt_777x5003x2049")}
     assert list(picks.values()) == [0.05, 0.48, 0.05, 0.12]
-    assert round(scores["holdout18_matmul_bf16_wt_777x5003x2049"].rho, 2) == 0.82
+    assert round(scores["holdout18_matmul_bf16_wt_777x5003x2049"].rho, 2) == 0.79
     ranks = {"holdout3_layernorm_looped_bf16_16384x3000": 0.87, "holdout15_welford_layernorm_fp16_8192x7000": 0.82,
              "holdout13_im2col_fp16_n8_56x56_c64": 0.81, "holdout14_depthwise_conv3x3_fp16_n32_56x56_c128": 0.86,
              "holdout19_layernorm_bf16_7000x2049": 0.91, "holdout18_transpose_fp32_3001x4099": -0.18}
@@ -283,13 +289,13 @@ def test_the_readme_figures_hold_on_what_to_trust():
     assert rho("matmul_") >= 0.863
     assert max(s.regret for case, s in scores.items() if case.startswith("holdout3_layernorm_looped")) <= 0.30
     row_sums = [s.rho for case, s in scores.items() if case.startswith("rowsum")]
-    assert min(row_sums) >= 0.71
+    assert min(row_sums) >= 0.63
 
 
-def test_eighteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
+def test_fifteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
     """README and tutorial 04: holdout, holdout3, holdout4, holdout7, holdout8, holdout13, holdout14, holdout16,
-    holdout18 to holdout20 and holdout22 to holdout28 meet the validation thresholds (rho >= 0.8, picks <= 10 % /
-    25 % slow, time error <= 25 %); the other eleven do not. All 364 groups pooled meet them."""
+    holdout19, holdout20, holdout22, holdout23 and holdout26 to holdout28 meet the validation thresholds (rho >= 0.8,
+    picks <= 10 % / 25 % slow, time error <= 25 %); the other fourteen do not. All 364 groups pooled meet them."""
     meet, scores = set(), []
     for split, csv_name in validate.HELD_OUT.items():
         scores += (mine := _scores(split, csv_name))
@@ -297,17 +303,16 @@ def test_eighteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
         if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
             meet.add(split)
     assert meet == {"holdout", "holdout3", "holdout4", "holdout7", "holdout8", "holdout13", "holdout14", "holdout16",
-                    "holdout18", "holdout19", "holdout20", "holdout22", "holdout23", "holdout24", "holdout25",
-                    "holdout26", "holdout27", "holdout28"}
-    pooled = validate.summary(scores)  # README: the 364 groups pooled score 0.82 (0.50) / 2.1 % / 21 % / 16 %
-    assert len(scores) == 364 and validate.passes(pooled) and pooled["rho"] >= 0.822 and pooled["rho_p10"] >= 0.499
-    assert pooled["regret"] <= 0.022 and pooled["regret_p90"] <= 0.212 and pooled["mape"] <= 0.16
+                    "holdout19", "holdout20", "holdout22", "holdout23", "holdout26", "holdout27", "holdout28"}
+    pooled = validate.summary(scores)  # README: the 364 groups pooled score 0.83 (0.54) / 2.1 % / 20 % / 16 %
+    assert len(scores) == 364 and validate.passes(pooled) and pooled["rho"] >= 0.825 and pooled["rho_p10"] >= 0.536
+    assert pooled["regret"] <= 0.022 and pooled["regret_p90"] <= 0.2 and pooled["mape"] <= 0.158
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
     """README: scored with Triton's own register and spill counts in place of the estimate
     (`python -m simulator.validate --compiled-registers`; holdout29 has no compile facts and keeps the estimate), the
-    364 held-out groups pooled pass every threshold and fourteen sets meet them (eighteen with the estimate, which
+    364 held-out groups pooled pass every threshold and fifteen sets meet them (fifteen with the estimate too, which
     scores as well pooled)."""
     scores, meet = [], 0
     for split, csv_name in validate.HELD_OUT.items():
@@ -315,8 +320,8 @@ def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds(
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
-    assert len(scores) == 364 and validate.passes(pooled) and meet == 14
-    assert pooled["rho"] >= 0.819 and pooled["regret_p90"] <= 0.217 and pooled["mape"] <= 0.165
+    assert len(scores) == 364 and validate.passes(pooled) and meet == 15
+    assert pooled["rho"] >= 0.828 and pooled["regret_p90"] <= 0.216 and pooled["mape"] <= 0.161
 
 
 def test_compiled_registers_replace_the_estimate_by_triton_s_counts(tmp_path):
@@ -351,24 +356,25 @@ def test_compiled_waits_come_from_the_main_loop_of_the_machine_code(tmp_path):
 
 
 def test_given_the_compiler_s_waits_the_held_out_groups_pooled_pass():
-    """README: given the machine code's waits, the 364 held-out groups pooled score 0.82 (0.52) / 2.1 % / 19 % / 16 %
-    and seventeen sets pass (configs without stored machine code keep the model's own count)."""
+    """README: given the machine code's waits, the 364 held-out groups pooled score 0.83 (0.56) / 2.1 % / 18 % / 16 %
+    and sixteen sets pass (configs without stored machine code keep the model's own count)."""
     scores, meet = [], 0
     for split, csv_name in validate.HELD_OUT.items():
         mine = _scores(split, csv_name, compiled_waits=True)
         meet += validate.passes(validate.summary(mine))
         scores += mine
     pooled = validate.summary(scores)
-    assert len(scores) == 364 and validate.passes(pooled) and meet == 17
-    assert pooled["rho"] >= 0.823 and pooled["rho_p10"] >= 0.517 and pooled["regret"] <= 0.021
-    assert pooled["regret_p90"] <= 0.189 and pooled["mape"] <= 0.16
+    assert len(scores) == 364 and validate.passes(pooled) and meet == 16
+    assert pooled["rho"] >= 0.827 and pooled["rho_p10"] >= 0.556 and pooled["regret"] <= 0.022
+    assert pooled["regret_p90"] <= 0.184 and pooled["mape"] <= 0.158
 
 
 def test_the_readme_figures_hold_with_the_compiler_s_waits():
     """README: given the times Triton's machine code waits for a main loop's loads, the nine paged decodes rank
-    0.81-0.92 (the model alone: 0.50-0.86) and the blind ones' picks run 8 %, 45 %, 21 %, 33 %, 2 % and 8 % slow
-    (142 %, 45 %, 21 %, 363 %, 2 %, 22 %); the seven column sums rank 0.92-1.00 (0.52-0.91), and the one slow pick
-    (holdout29's fp32 sums over 6,000 columns, 2x) becomes the best config."""
+    0.81-0.92 (the model alone: 0.50-0.89) and the blind ones' picks run 8 %, 45 %, 21 %, 33 %, 2 % and 22 % slow
+    (142 %, 45 %, 21 %, 363 %, 2 %, 22 %); the seven column sums rank 0.93-1.00 (0.54-0.91), and of the three slow
+    picks (the fp32 sums over 8,192 and 6,000 columns, 1.9x and 2x, and over 7,000, 20 %) the first two become the
+    best config."""
     spec = validate.get_spec("h200")
     groups = [g for split, csv_name in [("calibration", "h200_sweep.csv"), ("validation", "h200_sweep.csv")]
               + list(validate.HELD_OUT.items())
@@ -382,14 +388,15 @@ def test_the_readme_figures_hold_with_the_compiler_s_waits():
     sums = [case for case in before if "colsum" in case]
     assert len(decodes) == 9 and len(sums) == 7
     assert 0.81 <= min(after[c].rho for c in decodes) and max(after[c].rho for c in decodes) <= 0.93
-    assert 0.49 <= min(before[c].rho for c in decodes) <= 0.50 and max(before[c].rho for c in decodes) <= 0.87
+    assert 0.49 <= min(before[c].rho for c in decodes) <= 0.50 and max(before[c].rho for c in decodes) <= 0.89
     blind = [c for c in decodes if c.startswith(("holdout26", "holdout27", "holdout28", "holdout29"))]
     assert [round(before[c].regret, 2) for c in blind] == [1.42, 0.45, 0.21, 3.63, 0.02, 0.22]
-    assert [round(after[c].regret, 2) for c in blind] == [0.08, 0.45, 0.21, 0.33, 0.02, 0.08]
-    assert min(after[c].rho for c in sums) >= 0.92 and 0.52 <= min(before[c].rho for c in sums) <= 0.53
+    assert [round(after[c].regret, 2) for c in blind] == [0.08, 0.45, 0.21, 0.33, 0.02, 0.22]
+    assert min(after[c].rho for c in sums) >= 0.93 and 0.54 <= min(before[c].rho for c in sums) <= 0.55
     slow = {c: round(before[c].regret, 2) for c in sums if before[c].regret}
-    assert slow == {"holdout29_colsum_fp32_4000x6000": 1.01}
-    assert all(after[c].regret == 0.0 for c in sums)
+    assert slow == {"colsum_fp32_4096x8192": 0.89, "holdout27_colsum_fp32_3000x7000": 0.2,
+                    "holdout29_colsum_fp32_4000x6000": 1.01}
+    assert {c: round(after[c].regret, 2) for c in sums if after[c].regret} == {"holdout27_colsum_fp32_3000x7000": 0.2}
 
 
 def test_compiled_waits_need_the_machine_s_machine_code(capsys):
