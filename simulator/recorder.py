@@ -193,6 +193,9 @@ class LaunchCounters:
         weights = np.array([keys[g][1] for g in range(len(keys))])
         lost, l1 = self._reuse(look, programs[look.first], groups[look.first], weights, writes[look.first])
         l1[split[look.first] % 2 == 1] = 0.0  # a sector no one requested before is in no L1, whatever its line
+        # a software-pipelined phase's loads are asynchronous copies to shared memory, which bypass the L1
+        copied = np.array([_pipelined(keys[g][2]) for g in range(len(keys))], dtype=bool)
+        l1[copied[groups[look.first]]] = 0.0
         moved = look.hits * lost
         read = look.read_bytes + moved / np.maximum(1, look.sectors) * look.atoms * self.spec.dram_atom_bytes
         # what the L1 serves never reaches the L2
@@ -268,6 +271,11 @@ class LaunchCounters:
         totals = np.bincount(groups, weights=per_sector, minlength=len(keys))
         counts = np.bincount(groups, minlength=len(keys))
         return {g: totals[g] / counts[g] for g in range(len(keys)) if counts[g]}
+
+
+def _pipelined(phase: str | None) -> bool:
+    """Whether a memory phase key ("loop:depth:chain...", Counters.phase_rounds) keeps iterations in flight."""
+    return phase is not None and int(phase.split(":")[1]) > 0
 
 
 def _distinct_lines(addresses: np.ndarray, mask: np.ndarray | None, spec: MachineSpec) -> np.ndarray:

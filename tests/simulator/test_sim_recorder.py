@@ -134,6 +134,24 @@ def test_the_l1_serves_near_reuses_and_lines_the_resident_programs_share():
     assert totals.l2_hits + totals.l2_misses == pytest.approx(totals.load_sectors - totals.l1_hit_sectors, abs=1)
 
 
+def test_asynchronous_copies_bypass_the_l1():
+    """The same shared vector and re-read rows, loaded by a software-pipelined phase (depth 2): asynchronous copies
+    to shared memory, which the L1 never serves; a plain phase's loads of them hit it as above."""
+    spec = simulator.get_spec("h200")
+    served = {}
+    for phase in ("0:2:1", "0:0:1"):
+        rec = LaunchCounters(spec, programs=4, num_warps=1, l2=L2Cache(spec), concurrency=528, per_unit=4)
+        vector = Y + 4 * np.arange(1024, dtype=np.int64).reshape(-1, 32)
+        for program in range(4):
+            row = X + program * 1024 + 4 * np.arange(256, dtype=np.int64).reshape(-1, 32)
+            for batch in (vector, row, row):
+                rec.global_access(("k.py", 1), batch, None, 4, program_ids=np.full(len(batch), program), phase=phase)
+        totals, _ = rec.finish()
+        served[phase] = totals.l1_hit_sectors
+        assert totals.l2_hits + totals.l2_misses == totals.load_sectors - totals.l1_hit_sectors
+    assert served["0:2:1"] == 0 and served["0:0:1"] > 0
+
+
 def test_a_sampled_hot_line_is_scaled_by_its_share_not_by_its_luck():
     # a histogram into 128 lines: the full launch's hottest line leads the mean by chance, sqrt(n) deep; a 1 %
     # sample's lead is 10x deeper relative to its counts, so it is scaled by sqrt(100), not 100

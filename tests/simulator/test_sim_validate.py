@@ -112,13 +112,13 @@ def test_the_readme_figures_hold_on_the_third_blind_set():
     blind, missing the picks' p90 through its paged decode (pick 4.6x slow) and bf16 column sums (3.2x); with a loop
     body's loads counted for unrolling (stop 45) the column sums' pick is the best config and the set scores
     0.83 (0.49) / 2.4 % / 22 % / 17 %, and with sampled programs' equal work no longer read as unequal (stop 46)
-    0.84 (0.66) / 3.7 % / 19 % / 15 %, its GEMV's pick 47 % slow. Every config that ran has counters stored from before
+    0.84 (0.66) / 2.4 % / 18 % / 15 %, its GEMV's pick 47 % slow. Every config that ran has counters stored from before
     the timing."""
     scores = _blind_scores("holdout28", 19, 335)
     total = validate.summary(list(scores.values()))
     assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
-    assert total["rho"] >= 0.835 and total["rho_p10"] >= 0.659 and total["regret"] <= 0.038
-    assert total["regret_p90"] <= 0.193 and total["mape"] <= 0.155
+    assert total["rho"] >= 0.835 and total["rho_p10"] >= 0.659 and total["regret"] <= 0.025
+    assert total["regret_p90"] <= 0.178 and total["mape"] <= 0.155
     slow = {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25}
     assert slow == {"holdout28_decode_fp16_b16_h40_kv8_d128": 3.63, "holdout28_gemv_bf16_5120x5120": 0.47}
     assert scores["holdout28_colsum_bf16_5000x5000"].regret == 0.0
@@ -151,13 +151,13 @@ def test_the_readme_figures_hold_on_the_fourth_blind_set():
     """README: holdout29, chosen and modeled at stop 45 before any timing (the model's picks were the same whether a
     loop body counts each load once or twice), scored once: 0.78 (0.60) / 5.2 % / 21 % / 16 %, every threshold but
     the rank correlation met, 3 of 3 overflows predicted; its fp32 column sums over 6,000 columns pick a config 2x
-    slow, its GEMV one 28 % slow. Since stop 46: 0.78 (0.62) / 4.2 % / 20 % / 17 %. With the four blind sets pooled,
+    slow, its GEMV one 28 % slow. Since stop 46: 0.78 (0.62) / 4.2 % / 20 % / 16 %. With the four blind sets pooled,
     82 groups, every threshold is met."""
     scores = _blind_scores("holdout29", 23, 406)
     total = validate.summary(list(scores.values()))
     assert not validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
     assert 0.78 <= total["rho"] < 0.8 and total["rho_p10"] >= 0.619 and total["regret"] <= 0.042
-    assert total["regret_p90"] <= 0.204 and total["mape"] <= 0.168
+    assert total["regret_p90"] <= 0.204 and total["mape"] <= 0.164
     assert {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25} == {
         "holdout29_colsum_fp32_4000x6000": 1.01, "holdout29_gemv_fp16_7168x3584": 0.28}
     blind = list(scores.values()) + sum((_scores(split, validate.HELD_OUT[split])
@@ -166,7 +166,7 @@ def test_the_readme_figures_hold_on_the_fourth_blind_set():
     assert pooled["groups"] == 82 and validate.passes(pooled) and pooled["overflows"] == 13
     old = validate.summary(_scores("holdout29", validate.HELD_OUT["holdout29"], spec=_old_unrolling()))
     assert round(old["rho"], 2) == 0.78 and round(old["regret_p90"], 2) == 0.20 and round(old["mape"], 2) == 0.17
-    assert pooled["rho"] >= 0.823 and pooled["rho_p10"] >= 0.592 and pooled["regret"] <= 0.026
+    assert pooled["rho"] >= 0.823 and pooled["rho_p10"] >= 0.592 and pooled["regret"] <= 0.024
     assert pooled["regret_p90"] <= 0.212 and pooled["mape"] <= 0.158
 
 
@@ -198,40 +198,40 @@ def test_the_readme_figures_hold_on_the_validation_split():
     total = _figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
     assert total["rho"] >= 0.882 and total["rho_p10"] >= 0.732 and total["regret"] <= 0.0
-    assert total["regret_p90"] <= 0.16 and total["mape"] <= 0.147
+    assert total["regret_p90"] <= 0.16 and total["mape"] <= 0.149
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
     ("holdout", 10, 0.853, 0.024, 0.134, 0.152),
     ("holdout2", 11, 0.613, 0.087, 0.199, 0.152),
-    ("holdout3", 10, 0.858, 0.0, 0.11, 0.168),
-    ("holdout4", 10, 0.89, 0.0, 0.144, 0.132),
+    ("holdout3", 10, 0.858, 0.0, 0.11, 0.169),
+    ("holdout4", 10, 0.891, 0.0, 0.144, 0.136),
     ("holdout5", 10, 0.813, 0.013, 0.292, 0.144),
-    ("holdout6", 10, 0.776, 0.016, 0.061, 0.136),
+    ("holdout6", 10, 0.769, 0.016, 0.061, 0.137),
     ("holdout7", 10, 0.843, 0.0, 0.049, 0.155),
     ("holdout8", 10, 0.853, 0.0, 0.051, 0.119),
     ("holdout9", 10, 0.772, 0.012, 0.162, 0.16),
     ("holdout10", 10, 0.624, 0.011, 0.117, 0.159),
-    ("holdout11", 10, 0.767, 0.0, 0.154, 0.159),
-    ("holdout12", 10, 0.636, 0.08, 0.832, 0.164),
+    ("holdout11", 10, 0.776, 0.0, 0.099, 0.159),
+    ("holdout12", 10, 0.637, 0.08, 0.832, 0.164),
     ("holdout13", 10, 0.839, 0.092, 0.247, 0.228),
     ("holdout14", 10, 0.873, 0.047, 0.235, 0.156),
     ("holdout15", 6, 0.772, 0.095, 0.182, 0.217),
-    ("holdout16", 13, 0.87, 0.0, 0.121, 0.158),
+    ("holdout16", 13, 0.87, 0.0, 0.121, 0.16),
     ("holdout17", 10, 0.77, 0.0, 0.072, 0.168),
     ("holdout18", 11, 0.792, 0.024, 0.122, 0.176),
-    ("holdout19", 13, 0.852, 0.032, 0.169, 0.188),
+    ("holdout19", 13, 0.852, 0.0, 0.169, 0.187),
     ("holdout20", 8, 0.805, 0.085, 0.141, 0.087),
     ("holdout21", 8, 0.232, 0.346, 0.953, 0.217),
-    ("holdout22", 14, 0.866, 0.0, 0.12, 0.15),
+    ("holdout22", 14, 0.87, 0.0, 0.094, 0.151),
     ("holdout23", 13, 0.846, 0.0, 0.142, 0.144),
     ("holdout24", 22, 0.814, 0.038, 0.267, 0.173),
     ("holdout25", 23, 0.771, 0.0, 0.279, 0.158),
     ("holdout26", 20, 0.816, 0.0, 0.117, 0.148),
     ("holdout27", 20, 0.826, 0.026, 0.215, 0.157),
-    ("holdout28", 19, 0.835, 0.038, 0.193, 0.155),
-    ("holdout29", 23, 0.782, 0.042, 0.204, 0.168),
+    ("holdout28", 19, 0.835, 0.025, 0.178, 0.155),
+    ("holdout29", 23, 0.782, 0.042, 0.204, 0.164),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = _figures(split, f"h200_{split}.csv")
@@ -304,9 +304,9 @@ def test_fifteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
             meet.add(split)
     assert meet == {"holdout", "holdout3", "holdout4", "holdout7", "holdout8", "holdout13", "holdout14", "holdout16",
                     "holdout19", "holdout20", "holdout22", "holdout23", "holdout26", "holdout27", "holdout28"}
-    pooled = validate.summary(scores)  # README: the 364 groups pooled score 0.83 (0.54) / 2.1 % / 20 % / 16 %
+    pooled = validate.summary(scores)  # README: the 364 groups pooled score 0.83 (0.54) / 0 % / 20 % / 16 %
     assert len(scores) == 364 and validate.passes(pooled) and pooled["rho"] >= 0.825 and pooled["rho_p10"] >= 0.536
-    assert pooled["regret"] <= 0.022 and pooled["regret_p90"] <= 0.2 and pooled["mape"] <= 0.158
+    assert pooled["regret"] <= 0.0 and pooled["regret_p90"] <= 0.198 and pooled["mape"] <= 0.159
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
@@ -356,7 +356,7 @@ def test_compiled_waits_come_from_the_main_loop_of_the_machine_code(tmp_path):
 
 
 def test_given_the_compiler_s_waits_the_held_out_groups_pooled_pass():
-    """README: given the machine code's waits, the 364 held-out groups pooled score 0.83 (0.56) / 2.1 % / 18 % / 16 %
+    """README: given the machine code's waits, the 364 held-out groups pooled score 0.83 (0.56) / 0 % / 18 % / 16 %
     and sixteen sets pass (configs without stored machine code keep the model's own count)."""
     scores, meet = [], 0
     for split, csv_name in validate.HELD_OUT.items():
@@ -365,8 +365,8 @@ def test_given_the_compiler_s_waits_the_held_out_groups_pooled_pass():
         scores += mine
     pooled = validate.summary(scores)
     assert len(scores) == 364 and validate.passes(pooled) and meet == 16
-    assert pooled["rho"] >= 0.827 and pooled["rho_p10"] >= 0.556 and pooled["regret"] <= 0.022
-    assert pooled["regret_p90"] <= 0.184 and pooled["mape"] <= 0.158
+    assert pooled["rho"] >= 0.827 and pooled["rho_p10"] >= 0.556 and pooled["regret"] <= 0.0
+    assert pooled["regret_p90"] <= 0.179 and pooled["mape"] <= 0.158
 
 
 def test_the_readme_figures_hold_with_the_compiler_s_waits():
