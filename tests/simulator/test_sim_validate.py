@@ -188,6 +188,12 @@ def _scores(split: str, csv_name: str, compiled_registers: bool = False, compile
     return [validate.score_group(g, validate.model_seconds(spec, spread)) for g in groups]
 
 
+def _held_out(**options) -> tuple[list, dict]:
+    """Every held-out group's score (scored as _scores does with `options`), and each set's summary by split."""
+    by_split = {split: _scores(split, csv_name, **options) for split, csv_name in validate.HELD_OUT.items()}
+    return sum(by_split.values(), []), {split: validate.summary(mine) for split, mine in by_split.items()}
+
+
 def _figures(split: str, csv_name: str) -> dict:
     return validate.summary(_scores(split, csv_name))
 
@@ -296,12 +302,9 @@ def test_fifteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
     """README and tutorial 04: holdout, holdout3, holdout4, holdout7, holdout8, holdout13, holdout14, holdout16,
     holdout19, holdout20, holdout22, holdout23 and holdout26 to holdout28 meet the validation thresholds (rho >= 0.8,
     picks <= 10 % / 25 % slow, time error <= 25 %); the other fourteen do not. All 364 groups pooled meet them."""
-    meet, scores = set(), []
-    for split, csv_name in validate.HELD_OUT.items():
-        scores += (mine := _scores(split, csv_name))
-        t = validate.summary(mine)
-        if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25:
-            meet.add(split)
+    scores, sets = _held_out()
+    meet = {split for split, t in sets.items()
+            if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25}
     assert meet == {"holdout", "holdout3", "holdout4", "holdout7", "holdout8", "holdout13", "holdout14", "holdout16",
                     "holdout19", "holdout20", "holdout22", "holdout23", "holdout26", "holdout27", "holdout28"}
     pooled = validate.summary(scores)  # README: the 364 groups pooled score 0.83 (0.54) / 0 % / 20 % / 16 %
@@ -314,11 +317,8 @@ def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds(
     (`python -m simulator.validate --compiled-registers`; holdout29 has no compile facts and keeps the estimate), the
     364 held-out groups pooled pass every threshold and fifteen sets meet them (fifteen with the estimate too, which
     scores as well pooled)."""
-    scores, meet = [], 0
-    for split, csv_name in validate.HELD_OUT.items():
-        mine = _scores(split, csv_name, compiled_registers=True)
-        meet += validate.passes(validate.summary(mine))
-        scores += mine
+    scores, sets = _held_out(compiled_registers=True)
+    meet = sum(map(validate.passes, sets.values()))
     pooled = validate.summary(scores)
     assert len(scores) == 364 and validate.passes(pooled) and meet == 15
     assert pooled["rho"] >= 0.828 and pooled["regret_p90"] <= 0.216 and pooled["mape"] <= 0.161
@@ -358,11 +358,8 @@ def test_compiled_waits_come_from_the_main_loop_of_the_machine_code(tmp_path):
 def test_given_the_compiler_s_waits_the_held_out_groups_pooled_pass():
     """README: given the machine code's waits, the 364 held-out groups pooled score 0.83 (0.56) / 0 % / 18 % / 16 %
     and sixteen sets pass (configs without stored machine code keep the model's own count)."""
-    scores, meet = [], 0
-    for split, csv_name in validate.HELD_OUT.items():
-        mine = _scores(split, csv_name, compiled_waits=True)
-        meet += validate.passes(validate.summary(mine))
-        scores += mine
+    scores, sets = _held_out(compiled_waits=True)
+    meet = sum(map(validate.passes, sets.values()))
     pooled = validate.summary(scores)
     assert len(scores) == 364 and validate.passes(pooled) and meet == 16
     assert pooled["rho"] >= 0.827 and pooled["rho_p10"] >= 0.556 and pooled["regret"] <= 0.0
