@@ -10,9 +10,10 @@ The L2 sees the stream one program after another, which keeps the reuse between 
 two touches of its data by one program, every other resident program streams about as much of its own,
 so a reuse d bytes apart in the program's stream is concurrency x d bytes apart in the L2, and hits with
 the measured probability of that distance (spec.l2_reuse_hit). The L1 of a unit, shared by its `per_unit`
-programs, serves the same program's near reuses and the lines several programs read (a weight vector)
-to all but the first of the programs resident there. DRAM writes are charged per launch by its written
-footprint (jit.sampling.launch_dram), not here.
+programs, serves the same program's near reuses and the lines several programs read (a weight vector) to
+the programs after the first on that unit, while it keeps them (consecutive programs in launch order run on
+different units: an attention head's keys, read by neighbouring programs only, come from the L2 for each).
+DRAM writes are charged per launch by its written footprint (jit.sampling.launch_dram), not here.
 
 Sampled launches: an access batch with a `weight` stands for that many times its own events (a
 thinned trace), and `extrapolate=(factor, buffers)` says the counters will be multiplied by `factor`
@@ -224,10 +225,10 @@ class LaunchCounters:
         L1 serves it). A reuse of a line the same program touched before lies as far as, in the L2, concurrency
         x the program's private bytes in between (every resident program streams as much of its own) plus the
         shared bytes in between (lines other programs touch too are one copy for all); in its unit's L1 the same
-        with per_unit programs. A line several programs read is read by the programs resident on a unit at about
-        the same time: one of them fetches it, the others find it in the L1. In a thinned trace (groups whose weight
-        is the stride) the bytes between two touches stand for weight times as many, except between two traced
-        executions of the same op: the op's own untraced executions touched the line in between."""
+        with per_unit programs. A line several programs read comes from the L1 as _shared_hit says. In a thinned
+        trace (groups whose weight is the stride) the bytes between two touches stand for weight times as many,
+        except between two traced executions of the same op: the op's own untraced executions touched the line in
+        between."""
         lost, l1 = np.zeros(look.line.size), np.zeros(look.line.size)
         if look.line.size < 2:
             return lost, l1
@@ -243,7 +244,9 @@ class LaunchCounters:
         own = programs[now] == programs[prev]
         reads = ~writes[now]
         shared_read = now[~own & reads & ~private[now]]
-        l1[shared_read] = 1.0 - 1.0 / self.per_unit
+        program_bytes = float(look.sectors @ weights[groups]) * self.spec.sector_bytes / (program_index.max() + 1)
+        l1[shared_read] = self._shared_hit(look.line, programs, shared_read, pairs, program_index.max() + 1,
+                                           program_bytes)
         now, prev, reads = now[own], prev[own], reads[own]
         scale = np.where(groups[now] == groups[prev], 1.0, weights[groups[now]]) * self.spec.sector_bytes
         private_between = (before_private[now] - before_private[prev]) * scale
@@ -252,6 +255,29 @@ class LaunchCounters:
         l1_distance = self.per_unit * private_between + shared_between
         l1[now[reads]] = self.spec.reuse_hit(l1_distance[reads], self.l1_bytes)
         return lost, l1
+
+    def _shared_hit(self, line: np.ndarray, programs: np.ndarray, reads: np.ndarray, pairs: np.ndarray,
+                    stride: int, program_bytes: float) -> np.ndarray:
+        """Per read of a line other programs read too (indices `reads`), the chance its unit's L1 still holds it.
+        Consecutive programs in launch order run on different units; the programs before i on its unit are
+        i - units, i - 2 units, ..., the one k back having read its data k programs' traffic (`program_bytes`)
+        before i reads. The line's readers are taken as spread evenly over the launch-order range they span (which
+        a sample of the programs sees too), so the nearest earlier reader on the unit is k back with the chance of
+        k - 1 non-readers and then a reader, and serves i if the L1 kept the line that long."""
+        ids = np.unique(programs)
+        lines, first = np.unique(pairs // stride, return_index=True)
+        last = np.append(first[1:], pairs.size) - 1
+        low = pairs[first] % stride  # index into ids of the line's first reader in launch order
+        density = (last - first + 1) / (pairs[last] % stride - low + 1)  # of the traced programs in its range
+        at = np.searchsorted(lines, line[reads])
+        density, before = density[at], (programs[reads] - ids[low[at]]) // self.spec.units
+        far = self.spec.l2_reuse_far * self.l1_bytes
+        hit, missed = np.zeros(reads.size), np.ones(reads.size)  # missed: no reader in the k - 1 programs before
+        for k in range(1, int(min(before.max(initial=0), far // max(program_bytes, 1.0) + 1)) + 1):
+            kept = self.spec.reuse_hit(k * program_bytes, self.l1_bytes)
+            hit += np.where(before >= k, missed * density * kept, 0.0)
+            missed *= 1.0 - density
+        return hit
 
     def _first_touch_caps(self, sectors: np.ndarray, groups: np.ndarray, keys: dict) -> dict[int, float]:
         """Per group, the factor (<= 1) that keeps each buffer's extrapolated first touches within its sectors."""

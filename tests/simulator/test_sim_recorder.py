@@ -118,20 +118,48 @@ def test_record_built_from_a_recorder_feeds_a_profile():
     assert "add.py:5" in prof.lines() or "add.py:6" in prof.lines()
 
 
-def test_the_l1_serves_near_reuses_and_lines_the_resident_programs_share():
-    # four programs per unit each read a shared 4 KiB vector, then their own 1 KiB row twice: the vector comes from
-    # the L2 for one of the four (the others find it in the L1), each row's second read from the L1
-    spec = simulator.get_spec("h200")
-    rec = LaunchCounters(spec, programs=4, num_warps=1, l2=L2Cache(spec), concurrency=528, per_unit=4)
+def _shared_vector_and_rows(rec: LaunchCounters, programs: list[int], phase: str | None = None) -> None:
+    """Each program reads a shared 4 KiB vector, then its own 1 KiB row twice."""
     vector = Y + 4 * np.arange(1024, dtype=np.int64).reshape(-1, 32)
-    for program in range(4):
-        row = X + program * 1024 + 4 * np.arange(256, dtype=np.int64).reshape(-1, 32)
+    for at, program in enumerate(programs):
+        row = X + at * 1024 + 4 * np.arange(256, dtype=np.int64).reshape(-1, 32)
         for batch in (vector, row, row):
-            rec.global_access(("k.py", 1), batch, None, 4, program_ids=np.full(len(batch), program))
+            rec.global_access(("k.py", 1), batch, None, 4, program_ids=np.full(len(batch), program), phase=phase)
+
+
+def test_the_l1_serves_near_reuses_and_lines_programs_on_one_unit_share():
+    # four programs one after another on one unit (launch order 0, units, 2 units, 3 units): the vector comes from
+    # the L2 for the first, the others find it in the L1 (6 KiB a program in between); each row's second read hits
+    spec = simulator.get_spec("h200")
+    rec = LaunchCounters(spec, programs=4 * spec.units, num_warps=1, l2=L2Cache(spec), concurrency=528, per_unit=4)
+    _shared_vector_and_rows(rec, [k * spec.units for k in range(4)])
     totals, _ = rec.finish()
     vector_sectors, row_sectors = 4096 // 32, 1024 // 32
-    assert totals.l1_hit_sectors == pytest.approx(3 * vector_sectors * 3 / 4 + 4 * row_sectors, abs=1)
+    assert totals.l1_hit_sectors == 3 * vector_sectors + 4 * row_sectors
     assert totals.l2_hits + totals.l2_misses == pytest.approx(totals.load_sectors - totals.l1_hit_sectors, abs=1)
+
+
+def test_a_shared_line_the_l1_cannot_keep_between_programs_comes_from_the_l2():
+    """The same, with 1 MiB rows: the unit's L1 (256 KiB) no longer holds the vector from one program to the next."""
+    spec = simulator.get_spec("h200")
+    rec = LaunchCounters(spec, programs=4 * spec.units, num_warps=1, l2=L2Cache(spec), concurrency=528, per_unit=4)
+    vector = Y + 4 * np.arange(1024, dtype=np.int64).reshape(-1, 32)
+    for at in range(4):
+        row = X + at * (1 << 20) + 4 * np.arange(1 << 18, dtype=np.int64).reshape(-1, 32)
+        for batch in (vector, row):
+            rec.global_access(("k.py", 1), batch, None, 4, program_ids=np.full(len(batch), at * spec.units))
+    totals, _ = rec.finish()
+    assert totals.l1_hit_sectors == 0
+
+
+def test_programs_next_to_each_other_in_launch_order_share_no_l1():
+    """Consecutive programs go to different units: a line only they read (an attention head's keys) comes from
+    the L2 for each of them; only the rows' second reads hit the L1."""
+    spec = simulator.get_spec("h200")
+    rec = LaunchCounters(spec, programs=4 * spec.units, num_warps=1, l2=L2Cache(spec), concurrency=528, per_unit=4)
+    _shared_vector_and_rows(rec, [0, 1, 2, 3])
+    totals, _ = rec.finish()
+    assert totals.l1_hit_sectors == 4 * 1024 // 32
 
 
 def test_asynchronous_copies_bypass_the_l1():
@@ -140,12 +168,9 @@ def test_asynchronous_copies_bypass_the_l1():
     spec = simulator.get_spec("h200")
     served = {}
     for phase in ("0:2:1", "0:0:1"):
-        rec = LaunchCounters(spec, programs=4, num_warps=1, l2=L2Cache(spec), concurrency=528, per_unit=4)
-        vector = Y + 4 * np.arange(1024, dtype=np.int64).reshape(-1, 32)
-        for program in range(4):
-            row = X + program * 1024 + 4 * np.arange(256, dtype=np.int64).reshape(-1, 32)
-            for batch in (vector, row, row):
-                rec.global_access(("k.py", 1), batch, None, 4, program_ids=np.full(len(batch), program), phase=phase)
+        rec = LaunchCounters(spec, programs=4 * spec.units, num_warps=1, l2=L2Cache(spec), concurrency=528,
+                             per_unit=4)
+        _shared_vector_and_rows(rec, [k * spec.units for k in range(4)], phase)
         totals, _ = rec.finish()
         served[phase] = totals.l1_hit_sectors
         assert totals.l2_hits + totals.l2_misses == totals.load_sectors - totals.l1_hit_sectors

@@ -210,32 +210,32 @@ def test_the_readme_figures_hold_on_the_validation_split():
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
     ("holdout", 10, 0.853, 0.024, 0.134, 0.152),
-    ("holdout2", 11, 0.613, 0.087, 0.199, 0.152),
-    ("holdout3", 10, 0.858, 0.0, 0.11, 0.169),
+    ("holdout2", 11, 0.613, 0.087, 0.199, 0.151),
+    ("holdout3", 10, 0.873, 0.0, 0.057, 0.169),
     ("holdout4", 10, 0.891, 0.0, 0.144, 0.136),
-    ("holdout5", 10, 0.813, 0.013, 0.292, 0.144),
-    ("holdout6", 10, 0.769, 0.016, 0.061, 0.137),
+    ("holdout5", 10, 0.815, 0.013, 0.292, 0.144),
+    ("holdout6", 10, 0.769, 0.016, 0.061, 0.136),
     ("holdout7", 10, 0.843, 0.0, 0.049, 0.155),
     ("holdout8", 10, 0.853, 0.0, 0.051, 0.119),
     ("holdout9", 10, 0.772, 0.012, 0.162, 0.16),
     ("holdout10", 10, 0.624, 0.011, 0.117, 0.159),
     ("holdout11", 10, 0.776, 0.0, 0.099, 0.159),
-    ("holdout12", 10, 0.637, 0.08, 0.832, 0.164),
+    ("holdout12", 10, 0.637, 0.08, 0.832, 0.165),
     ("holdout13", 10, 0.839, 0.092, 0.247, 0.228),
-    ("holdout14", 10, 0.873, 0.047, 0.235, 0.156),
-    ("holdout15", 6, 0.772, 0.095, 0.182, 0.217),
+    ("holdout14", 10, 0.876, 0.047, 0.235, 0.156),
+    ("holdout15", 6, 0.772, 0.132, 0.182, 0.216),
     ("holdout16", 13, 0.87, 0.0, 0.121, 0.16),
-    ("holdout17", 10, 0.77, 0.0, 0.072, 0.168),
-    ("holdout18", 11, 0.792, 0.024, 0.122, 0.176),
+    ("holdout17", 10, 0.776, 0.0, 0.106, 0.159),
+    ("holdout18", 11, 0.796, 0.024, 0.122, 0.176),
     ("holdout19", 13, 0.852, 0.0, 0.169, 0.187),
-    ("holdout20", 8, 0.805, 0.085, 0.141, 0.087),
+    ("holdout20", 8, 0.805, 0.085, 0.141, 0.088),
     ("holdout21", 8, 0.232, 0.346, 0.953, 0.217),
     ("holdout22", 14, 0.87, 0.0, 0.094, 0.151),
-    ("holdout23", 13, 0.846, 0.0, 0.142, 0.144),
-    ("holdout24", 22, 0.814, 0.038, 0.267, 0.173),
-    ("holdout25", 23, 0.771, 0.0, 0.279, 0.158),
-    ("holdout26", 20, 0.816, 0.0, 0.117, 0.148),
-    ("holdout27", 20, 0.826, 0.026, 0.215, 0.157),
+    ("holdout23", 13, 0.846, 0.0, 0.142, 0.143),
+    ("holdout24", 22, 0.814, 0.038, 0.267, 0.172),
+    ("holdout25", 23, 0.761, 0.0, 0.279, 0.158),
+    ("holdout26", 20, 0.827, 0.0, 0.116, 0.148),
+    ("holdout27", 20, 0.826, 0.026, 0.215, 0.153),
     ("holdout28", 19, 0.835, 0.025, 0.178, 0.155),
     ("holdout29", 23, 0.782, 0.042, 0.204, 0.164),
 ])
@@ -260,29 +260,32 @@ def test_the_readme_figures_hold_where_stores_split():
 
 
 def test_the_readme_figures_hold_on_holdout18_s_groups():
-    """README, holdout18, the layout Triton proves and the L1's time in a round: attention, the skinny matmul, RMSNorm
-    and the fp16 add rank 0.77-0.96; the odd-N matmuls' picks run 5 % (holdout18), 48 % and 5 % slow (holdout19), the
-    bf16 one with a [N, K] weight 12 % (rho 0.79); Triton's looped LayerNorm ranks 0.87, the
-    Welford one 0.82, the 64-channel im2col 0.81, the depthwise convolution 0.86, holdout19's LayerNorm 0.91 (since
-    reductions pass each result through shared memory in turn); the transpose -0.18."""
+    """README, holdout18, the layout Triton proves and the L1's time in a round: attention, the skinny matmul and the
+    fp16 add rank 0.77-0.96 (RMSNorm 0.60 since the L1 keeps its weight row from program to program); the odd-N
+    matmuls' picks run 5 % (holdout18), 48 % and 5 % slow (holdout19), the bf16 one with a [N, K] weight 12 % (rho
+    0.79); Triton's looped LayerNorm ranks 0.89, the Welford one 0.84, the 64-channel im2col 0.81, the depthwise
+    convolution 0.87, holdout19's LayerNorm 0.90 (since reductions pass each result through shared memory in turn and
+    the L1 keeps a weight row from program to program); the transpose -0.18."""
     scores = {s.case: s for split in ("holdout3", "holdout13", "holdout14", "holdout15", "holdout18", "holdout19")
               for s in _scores(split, f"h200_{split}.csv")}
-    good = ["attention_fp16_d64_bh16_s2999", "matmul_fp16_skinny_m5", "rmsnorm_bf16_5000x4099", "add_fp16_20M"]
+    good = ["attention_fp16_d64_bh16_s2999", "matmul_fp16_skinny_m5", "add_fp16_20M"]
     assert all(0.765 <= scores[f"holdout18_{name}"].rho <= 0.965 for name in good)
+    assert round(scores["holdout18_rmsnorm_bf16_5000x4099"].rho, 2) == 0.60
     picks = {case: round(scores[case].regret, 2) for case in (
         "holdout18_matmul_fp16_1999x3001x1001", "holdout19_matmul_fp16_3000x1000x2000",
         "holdout19_matmul_bf16_2048x4100x1536", "holdout18_matmul_bf16_wt_777x5003x2049")}
     assert list(picks.values()) == [0.05, 0.48, 0.05, 0.12]
     assert round(scores["holdout18_matmul_bf16_wt_777x5003x2049"].rho, 2) == 0.79
-    ranks = {"holdout3_layernorm_looped_bf16_16384x3000": 0.87, "holdout15_welford_layernorm_fp16_8192x7000": 0.82,
-             "holdout13_im2col_fp16_n8_56x56_c64": 0.81, "holdout14_depthwise_conv3x3_fp16_n32_56x56_c128": 0.86,
-             "holdout19_layernorm_bf16_7000x2049": 0.91, "holdout18_transpose_fp32_3001x4099": -0.18}
+    ranks = {"holdout3_layernorm_looped_bf16_16384x3000": 0.89, "holdout15_welford_layernorm_fp16_8192x7000": 0.84,
+             "holdout13_im2col_fp16_n8_56x56_c64": 0.81, "holdout14_depthwise_conv3x3_fp16_n32_56x56_c128": 0.87,
+             "holdout19_layernorm_bf16_7000x2049": 0.90, "holdout18_transpose_fp32_3001x4099": -0.18}
     assert {case: round(scores[case].rho, 2) for case in ranks} == ranks
 
 
 def test_the_readme_figures_hold_on_what_to_trust():
-    """README 'Trust it for ...': the median rank correlation of the kernel families it names, the looped
-    LayerNorm's worst pick and the row sums' rank."""
+    """README 'Trust it for ...': the median rank correlation of the kernel families it names, the worst pick of a
+    LayerNorm (a Welford one, 19 % slow; Triton's looped ones pick their best config since stop 47) and the row sums'
+    rank."""
     scores = {}
     for split, csv_name in [("validation", "h200_sweep.csv")] + list(validate.HELD_OUT.items()):
         scores.update({s.case: s for s in _scores(split, csv_name)})
@@ -293,7 +296,8 @@ def test_the_readme_figures_hold_on_what_to_trust():
     assert rho("softmax_") >= 0.94 and rho("rmsnorm_") >= 0.94 and rho("attention_") >= 0.81
     assert rho("holdout2_bmm") >= 0.961 and rho("holdout7_w8a16") >= 0.938
     assert rho("matmul_") >= 0.863
-    assert max(s.regret for case, s in scores.items() if case.startswith("holdout3_layernorm_looped")) <= 0.30
+    assert max(s.regret for case, s in scores.items() if "layernorm" in case) <= 0.19
+    assert max(s.regret for case, s in scores.items() if case.startswith("holdout3_layernorm_looped")) == 0
     row_sums = [s.rho for case, s in scores.items() if case.startswith("rowsum")]
     assert min(row_sums) >= 0.63
 
@@ -307,9 +311,9 @@ def test_fifteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
             if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25}
     assert meet == {"holdout", "holdout3", "holdout4", "holdout7", "holdout8", "holdout13", "holdout14", "holdout16",
                     "holdout19", "holdout20", "holdout22", "holdout23", "holdout26", "holdout27", "holdout28"}
-    pooled = validate.summary(scores)  # README: the 364 groups pooled score 0.83 (0.54) / 0 % / 20 % / 16 %
+    pooled = validate.summary(scores)  # README: the 364 groups pooled score 0.83 (0.54) / 0 % / 19 % / 16 %
     assert len(scores) == 364 and validate.passes(pooled) and pooled["rho"] >= 0.825 and pooled["rho_p10"] >= 0.536
-    assert pooled["regret"] <= 0.0 and pooled["regret_p90"] <= 0.198 and pooled["mape"] <= 0.159
+    assert pooled["regret"] <= 0.0 and pooled["regret_p90"] <= 0.195 and pooled["mape"] <= 0.159
 
 
 def test_with_triton_s_register_counts_the_held_out_kernels_meet_the_thresholds():
@@ -356,14 +360,14 @@ def test_compiled_waits_come_from_the_main_loop_of_the_machine_code(tmp_path):
 
 
 def test_given_the_compiler_s_waits_the_held_out_groups_pooled_pass():
-    """README: given the machine code's waits, the 364 held-out groups pooled score 0.83 (0.56) / 0 % / 18 % / 16 %
+    """README: given the machine code's waits, the 364 held-out groups pooled score 0.83 (0.55) / 0 % / 17 % / 16 %
     and sixteen sets pass (configs without stored machine code keep the model's own count)."""
     scores, sets = _held_out(compiled_waits=True)
     meet = sum(map(validate.passes, sets.values()))
     pooled = validate.summary(scores)
     assert len(scores) == 364 and validate.passes(pooled) and meet == 16
-    assert pooled["rho"] >= 0.827 and pooled["rho_p10"] >= 0.556 and pooled["regret"] <= 0.0
-    assert pooled["regret_p90"] <= 0.179 and pooled["mape"] <= 0.158
+    assert pooled["rho"] >= 0.828 and pooled["rho_p10"] >= 0.548 and pooled["regret"] <= 0.0
+    assert pooled["regret_p90"] <= 0.175 and pooled["mape"] <= 0.158
 
 
 def test_the_readme_figures_hold_with_the_compiler_s_waits():
@@ -696,12 +700,12 @@ def test_the_readme_figures_hold_on_the_register_estimate():
 
 
 def test_the_readme_figures_hold_on_modeling_speed():
-    """README: modeling one stored config took a median 0.13 s of CPU (p90 0.43 s, at most 10.1 s), as measured
+    """README: modeling one stored config took a median 0.11 s of CPU (p90 0.40 s, at most 8.9 s), as measured
     when the counters were made (benchmarks/gpu/model_sweep.py records each config's CPU seconds)."""
     with open(validate.DATA / "h200_counters.jsonl") as f:
         seconds = [json.loads(line)["cpu_s"] for line in f]
-    assert len(seconds) == 8066
-    assert np.median(seconds) <= 0.126 and np.percentile(seconds, 90) <= 0.427 and max(seconds) <= 10.08
+    assert len(seconds) == 8505
+    assert np.median(seconds) <= 0.106 and np.percentile(seconds, 90) <= 0.4 and max(seconds) <= 8.87
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
