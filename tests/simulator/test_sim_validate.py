@@ -147,6 +147,20 @@ def test_the_readme_figures_hold_on_what_counting_a_body_s_loads_moved():
         g, validate.model_seconds(spec)) for g in groups)
 
 
+def test_the_set_that_waits_for_a_gpu_has_its_ranking_on_record():
+    """README: holdout30 is chosen (24 groups, 439 configs), every config's counters are stored, and it is not
+    scored before it is measured."""
+    sys.path.insert(0, str(SWEEPS))
+    import sweep_cases
+
+    chosen = [c for c in sweep_cases.cases() if c.split == "holdout30"]
+    assert len(chosen) == 24 and sum(len(c.configs) for c in chosen) == 439
+    with open(validate.DATA / "h200_counters.jsonl") as f:
+        stored = {row["case"] for row in map(json.loads, f) if row["case"].startswith("holdout30_")}
+    assert stored == {c.name for c in chosen}
+    assert "holdout30" not in validate.HELD_OUT and not (validate.DATA / "h200_holdout30.csv").exists()
+
+
 def test_the_readme_figures_hold_on_the_fourth_blind_set():
     """README: holdout29, chosen and modeled at stop 45 before any timing (the model's picks were the same whether a
     loop body counts each load once or twice), scored once: 0.78 (0.60) / 5.2 % / 21 % / 16 %, every threshold but
