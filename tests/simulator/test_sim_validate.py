@@ -319,8 +319,12 @@ def test_the_readme_figures_hold_on_what_to_trust():
 def test_fifteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
     """README and tutorial 04: holdout, holdout3, holdout4, holdout7, holdout8, holdout13, holdout14, holdout16,
     holdout19, holdout20, holdout22, holdout23 and holdout26 to holdout28 meet the validation thresholds (rho >= 0.8,
-    picks <= 10 % / 25 % slow, time error <= 25 %); the other fourteen do not. All 364 groups pooled meet them."""
+    picks <= 10 % / 25 % slow, time error <= 25 %); the other fourteen do not. All 364 groups pooled meet them. Every
+    set but holdout21 ranks 0.61-0.89 with its picks 0-13 % slow at the median (tutorial 04)."""
     scores, sets = _held_out()
+    rest = [t for split, t in sets.items() if split != "holdout21"]
+    assert 0.61 <= min(t["rho"] for t in rest) and max(t["rho"] for t in rest) < 0.895
+    assert max(t["regret"] for t in rest) <= 0.132
     meet = {split for split, t in sets.items()
             if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25}
     assert meet == {"holdout", "holdout3", "holdout4", "holdout7", "holdout8", "holdout13", "holdout14", "holdout16",
