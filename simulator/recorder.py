@@ -277,6 +277,8 @@ class LaunchCounters:
             kept = self.spec.reuse_hit(k * program_bytes, self.l1_bytes)
             hit += np.where(before >= k, missed * density * kept, 0.0)
             missed *= 1.0 - density
+            if missed.max() < 1e-4:  # every read has found its nearest earlier reader
+                break
         return hit
 
     def _first_touch_caps(self, sectors: np.ndarray, groups: np.ndarray, keys: dict) -> dict[int, float]:
