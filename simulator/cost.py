@@ -78,7 +78,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simulator.counters import INSTRUCTION_CLASSES, ROW_BUCKETS, Counters
+from simulator.counters import INSTRUCTION_CLASSES, ROW_BUCKETS, Counters, phase_fields
 from simulator.occupancy import REGISTER_SPREAD, Occupancy, Waves, occupancy, register_budget, waves
 from simulator.specs import OPERAND_BYTES, SIMT_DOT_TYPES, MachineSpec, ceil_div, current_spec
 
@@ -411,12 +411,12 @@ class _Phase:
 
     @staticmethod
     def of(key: str, counters: Counters, programs: int) -> _Phase:
-        loop, depth, chain, *flags = key.split(":")
+        loop, depth, chain, flags = phase_fields(key)
         executions = counters.phase_rounds[key]
         moved = max(0, counters.phase_bytes.get(key, 0) - counters.phase_l1_bytes.get(key, 0))  # reaching the L2
         return _Phase(rounds=executions / programs, bytes=moved / executions,
                       dram_share=min(1.0, counters.phase_dram_bytes.get(key, 0) / moved) if moved else 0.0,
-                      depth=int(depth), chain=int(chain), work=counters.phase_instructions.get(key, 0) / executions,
+                      depth=depth, chain=chain, work=counters.phase_instructions.get(key, 0) / executions,
                       accesses=counters.phase_accesses.get(key, 0) / executions,
                       flops=counters.phase_flops.get(key, 0) / executions, looped=loop != "-",
                       serial="serial" in flags, constant="constant" in flags,

@@ -270,6 +270,12 @@ class Counters:
         return cls(**{k: (dict(v) if isinstance(v, Mapping) else v) for k, v in data.items() if k in names})
 
 
+def phase_fields(key: str) -> tuple[str, int, int, list[str]]:
+    """(loop, depth, chain, flags) of a memory phase key "loop:depth:chain[:flag...]" (Counters.phase_rounds)."""
+    loop, depth, chain, *flags = key.split(":")
+    return loop, int(depth), int(chain), flags
+
+
 _DERIVED = ("global_requests", "global_sectors", "sectors_per_request", "coalescing_efficiency",
             "dram_bytes", "l2_hit_rate", "flops", "warp_instructions")
 

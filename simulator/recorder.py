@@ -38,7 +38,7 @@ import numpy as np
 from simulator.atomics import atomic_contention
 from simulator.banks import bank_conflicts
 from simulator.coalescing import GlobalAccess, coalesce
-from simulator.counters import Counters
+from simulator.counters import Counters, phase_fields
 from simulator.l2 import L2Cache
 from simulator.rows import as_lanes, sorted_distinct
 from simulator.specs import MachineSpec, current_spec
@@ -234,19 +234,23 @@ class LaunchCounters:
             return lost, l1
         by_line = np.lexsort((np.arange(look.line.size), look.line))
         again = look.line[by_line[1:]] == look.line[by_line[:-1]]
-        _, program_index = np.unique(programs, return_inverse=True)
-        pairs = np.unique(look.line * (program_index.max() + 1) + program_index)  # one per (line, program)
-        lines, sharers = np.unique(pairs // (program_index.max() + 1), return_counts=True)
-        private = sharers[np.searchsorted(lines, look.line)] == 1
+        ids, program_index = np.unique(programs, return_inverse=True)
+        pairs = np.unique(look.line * ids.size + program_index)  # one per (line, program)
+        lines, first, sharers = np.unique(pairs // ids.size, return_index=True, return_counts=True)
+        line_of = np.searchsorted(lines, look.line)
+        private = sharers[line_of] == 1
         before = np.concatenate(([0], np.cumsum(look.sectors)[:-1]))  # sectors streamed before each lookup
         before_private = np.concatenate(([0], np.cumsum(look.sectors * private)[:-1]))
         now, prev = by_line[1:][again], by_line[:-1][again]
         own = programs[now] == programs[prev]
         reads = ~writes[now]
         shared_read = now[~own & reads & ~private[now]]
-        program_bytes = float(look.sectors @ weights[groups]) * self.spec.sector_bytes / (program_index.max() + 1)
-        l1[shared_read] = self._shared_hit(look.line, programs, shared_read, pairs, program_index.max() + 1,
-                                           program_bytes)
+        # a line's readers are taken as spread evenly over the launch-order range they span (a sample sees that too)
+        low, high = pairs[first] % ids.size, pairs[first + sharers - 1] % ids.size  # indices into ids
+        density = sharers / (high - low + 1)  # of the traced programs in the range, those reading
+        at = line_of[shared_read]
+        program_bytes = float(look.sectors @ weights[groups]) * self.spec.sector_bytes / ids.size
+        l1[shared_read] = self._shared_hit(programs[shared_read] - ids[low[at]], density[at], program_bytes)
         now, prev, reads = now[own], prev[own], reads[own]
         scale = np.where(groups[now] == groups[prev], 1.0, weights[groups[now]]) * self.spec.sector_bytes
         private_between = (before_private[now] - before_private[prev]) * scale
@@ -256,23 +260,16 @@ class LaunchCounters:
         l1[now[reads]] = self.spec.reuse_hit(l1_distance[reads], self.l1_bytes)
         return lost, l1
 
-    def _shared_hit(self, line: np.ndarray, programs: np.ndarray, reads: np.ndarray, pairs: np.ndarray,
-                    stride: int, program_bytes: float) -> np.ndarray:
-        """Per read of a line other programs read too (indices `reads`), the chance its unit's L1 still holds it.
-        Consecutive programs in launch order run on different units; the programs before i on its unit are
-        i - units, i - 2 units, ..., the one k back having read its data k programs' traffic (`program_bytes`)
-        before i reads. The line's readers are taken as spread evenly over the launch-order range they span (which
-        a sample of the programs sees too), so the nearest earlier reader on the unit is k back with the chance of
-        k - 1 non-readers and then a reader, and serves i if the L1 kept the line that long."""
-        ids = np.unique(programs)
-        lines, first = np.unique(pairs // stride, return_index=True)
-        last = np.append(first[1:], pairs.size) - 1
-        low = pairs[first] % stride  # index into ids of the line's first reader in launch order
-        density = (last - first + 1) / (pairs[last] % stride - low + 1)  # of the traced programs in its range
-        at = np.searchsorted(lines, line[reads])
-        density, before = density[at], (programs[reads] - ids[low[at]]) // self.spec.units
+    def _shared_hit(self, since_first: np.ndarray, density: np.ndarray, program_bytes: float) -> np.ndarray:
+        """Per read of a line other programs read too, the chance its unit's L1 still holds it, given how far in
+        launch order the reader comes after the line's first reader and the share of programs in between that read
+        it. Consecutive programs run on different units; the programs before i on its unit are i - units,
+        i - 2 units, ..., the one k back having read its data k programs' traffic (`program_bytes`) before i reads.
+        The nearest earlier reader on the unit is k back with the chance of k - 1 non-readers and then a reader, and
+        serves i if the L1 kept the line that long."""
+        before = since_first // self.spec.units
         far = self.spec.l2_reuse_far * self.l1_bytes
-        hit, missed = np.zeros(reads.size), np.ones(reads.size)  # missed: no reader in the k - 1 programs before
+        hit, missed = np.zeros(before.size), np.ones(before.size)  # missed: no reader in the k - 1 programs before
         for k in range(1, int(min(before.max(initial=0), far // max(program_bytes, 1.0) + 1)) + 1):
             kept = self.spec.reuse_hit(k * program_bytes, self.l1_bytes)
             hit += np.where(before >= k, missed * density * kept, 0.0)
@@ -302,8 +299,8 @@ class LaunchCounters:
 
 
 def _pipelined(phase: str | None) -> bool:
-    """Whether a memory phase key ("loop:depth:chain...", Counters.phase_rounds) keeps iterations in flight."""
-    return phase is not None and int(phase.split(":")[1]) > 0
+    """Whether a memory phase (Counters.phase_rounds) keeps iterations in flight."""
+    return phase is not None and phase_fields(phase)[1] > 0
 
 
 def _distinct_lines(addresses: np.ndarray, mask: np.ndarray | None, spec: MachineSpec) -> np.ndarray:

@@ -118,11 +118,12 @@ def test_record_built_from_a_recorder_feeds_a_profile():
     assert "add.py:5" in prof.lines() or "add.py:6" in prof.lines()
 
 
-def _shared_vector_and_rows(rec: LaunchCounters, programs: list[int], phase: str | None = None) -> None:
-    """Each program reads a shared 4 KiB vector, then its own 1 KiB row twice."""
+def _shared_vector_and_rows(rec: LaunchCounters, programs: list[int], phase: str | None = None,
+                            row_bytes: int = 1024) -> None:
+    """Each program reads a shared 4 KiB vector, then its own row twice."""
     vector = Y + 4 * np.arange(1024, dtype=np.int64).reshape(-1, 32)
     for at, program in enumerate(programs):
-        row = X + at * 1024 + 4 * np.arange(256, dtype=np.int64).reshape(-1, 32)
+        row = X + at * row_bytes + 4 * np.arange(row_bytes // 4, dtype=np.int64).reshape(-1, 32)
         for batch in (vector, row, row):
             rec.global_access(("k.py", 1), batch, None, 4, program_ids=np.full(len(batch), program), phase=phase)
 
@@ -140,14 +141,11 @@ def test_the_l1_serves_near_reuses_and_lines_programs_on_one_unit_share():
 
 
 def test_a_shared_line_the_l1_cannot_keep_between_programs_comes_from_the_l2():
-    """The same, with 1 MiB rows: the unit's L1 (256 KiB) no longer holds the vector from one program to the next."""
+    """The same, with 1 MiB rows: the unit's L1 (256 KiB) no longer holds the vector from one program to the next
+    (nor a row for its second read)."""
     spec = simulator.get_spec("h200")
     rec = LaunchCounters(spec, programs=4 * spec.units, num_warps=1, l2=L2Cache(spec), concurrency=528, per_unit=4)
-    vector = Y + 4 * np.arange(1024, dtype=np.int64).reshape(-1, 32)
-    for at in range(4):
-        row = X + at * (1 << 20) + 4 * np.arange(1 << 18, dtype=np.int64).reshape(-1, 32)
-        for batch in (vector, row):
-            rec.global_access(("k.py", 1), batch, None, 4, program_ids=np.full(len(batch), at * spec.units))
+    _shared_vector_and_rows(rec, [k * spec.units for k in range(4)], row_bytes=1 << 20)
     totals, _ = rec.finish()
     assert totals.l1_hit_sectors == 0
 
