@@ -23,9 +23,9 @@ simulator.validate`), the model orders a kernel's configs with a median rank cor
 groups and its pick is within 2 % of the best config in most groups (16 % slower for the worst tenth: matmuls, a paged
 decode); an absolute time is off by 15 % at the median. On new shapes of the kernels it was built with it
 holds up (the sixteenth and twenty-second held-out sets meet every threshold); on kernels it never saw it ranks less
-well (rank correlation 0.61-0.89 over twenty-eight of twenty-nine held-out sets, picks 0-13 % slow at the median;
-fifteen of them meet all four thresholds and all 364 groups pooled do; of the four sets scored blind, three now meet
-them all and the last misses only the rank correlation, 0.78), worst where the
+well (rank correlation 0.61-0.89 over twenty-nine of thirty held-out sets, picks 0-13 % slow at the median;
+sixteen of them meet all four thresholds and all 385 groups pooled do; of the five sets scored blind, four now meet
+them all and the other misses only the rank correlation, 0.78), worst where the
 GPU's compiler spills registers (the library's conv1d ranks its configs below zero, its pick 2.3x slow) or waits for
 a loop's loads one by one. Read a profile's counters (bytes, conflicts, requests) as exact and its times as
 estimates. The MTT S5000 and S4000 share

@@ -3,7 +3,9 @@
 Run on the GPU machine:  python benchmarks/gpu/l2_reuse.py OUT.json
 `reread` walks a buffer of F bytes twice in the same order with every unit busy, so each sector is reused at a
 distance of F bytes of other traffic; the DRAM bytes of the second pass give the hit rate of a reuse at that
-distance. `copy` reads F bytes and writes F bytes once; the DRAM bytes written during the launch show how much
+distance. `reread_other` is the same walk with the second pass's blocks read by another program (`shift` programs
+on, so another SM): whether a line read from two SMs costs the L2 more room than one read from one (a copy in each
+half of the L2). `copy` reads F bytes and writes F bytes once; the DRAM bytes written during the launch show how much
 dirty data the L2 still holds when the launch ends (written back later, outside the launch's time). Both run
 under `ncu --cache-control all` (the L2 starts empty, as after do_bench's flush); the result feeds the L2 model's
 effective capacity (simulator/data/h200_l2_reuse.json, presets.py).
@@ -16,7 +18,8 @@ import os
 import subprocess
 import sys
 
-SIZES_MB = (8, 16, 24, 32, 36, 40, 44, 48, 52, 56, 60, 64, 72, 80, 96, 128, 192)
+SIZES_MB = (8, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 72, 80, 96, 128, 192)
+OTHER_SIZES_MB = (16, 20, 24, 28, 32, 36, 40, 44, 48, 56)  # reread_other's: SIZES_MB gains 20 and 28 for it
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
            "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum", "gpu__time_duration.sum")
 
@@ -38,6 +41,17 @@ def launch_all() -> list[dict]:
         tl.store(dst + pid * BLOCK + tl.arange(0, BLOCK), acc)
 
     @triton.jit
+    def reread_other(src, dst, n_blocks, shift, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        step = tl.num_programs(0)
+        acc = tl.zeros([BLOCK], tl.float32)
+        for b in range(pid, n_blocks, step):
+            acc += tl.load(src + b * BLOCK + tl.arange(0, BLOCK))
+        for b in range((pid + shift) % step, n_blocks, step):
+            acc += tl.load(src + b * BLOCK + tl.arange(0, BLOCK))
+        tl.store(dst + pid * BLOCK + tl.arange(0, BLOCK), acc)
+
+    @triton.jit
     def copy(src, dst, n_blocks, BLOCK: tl.constexpr):
         pid = tl.program_id(0)
         step = tl.num_programs(0)
@@ -54,6 +68,10 @@ def launch_all() -> list[dict]:
         out = torch.empty(grid * block, device="cuda")
         reread[(grid,)](src, out, n // block, BLOCK=block, num_warps=4)
         order.append({"kernel": "reread", "mb": mb})
+        if mb in OTHER_SIZES_MB:
+            for shift in (1, grid // 2 + 1):
+                reread_other[(grid,)](src, out, n // block, shift, BLOCK=block, num_warps=4)
+                order.append({"kernel": "reread_other", "mb": mb, "shift": shift})
         dst = torch.empty_like(src)
         copy[(grid,)](src, dst, n // block, BLOCK=block, num_warps=4)
         order.append({"kernel": "copy", "mb": mb})
@@ -85,7 +103,7 @@ def parse(out: str) -> int:
 
     with open(csv_path, newline="") as f:  # torch's own launches (randn) are profiled too: keep ours
         rows = [r for r in csv.DictReader(line for line in f if line.startswith('"'))
-                if r.get("ID", "").isdigit() and r.get("Kernel Name") in ("reread", "copy")]
+                if r.get("ID", "").isdigit() and r.get("Kernel Name") in ("reread", "reread_other", "copy")]
     order = json.load(open(out + ".order.json"))
     results = []
     for entry, row in zip(order, rows):

@@ -74,20 +74,6 @@ def test_the_readme_figures_hold_on_the_fourth_blind_set():
     assert pooled["regret_p90"] <= 0.212 and pooled["mape"] <= 0.158
 
 
-def test_the_set_that_waits_for_a_gpu_has_its_ranking_on_record():
-    """README: holdout30 is chosen (24 groups, 439 configs), every config's counters are stored, and it is not
-    scored before it is measured."""
-    sys.path.insert(0, str(SWEEPS))
-    import sweep_cases
-
-    chosen = [c for c in sweep_cases.cases() if c.split == "holdout30"]
-    assert len(chosen) == 24 and sum(len(c.configs) for c in chosen) == 439
-    with open(validate.DATA / "h200_counters.jsonl") as f:
-        stored = {row["case"] for row in map(json.loads, f) if row["case"].startswith("holdout30_")}
-    assert stored == {c.name for c in chosen}
-    assert "holdout30" not in validate.HELD_OUT and not (validate.DATA / "h200_holdout30.csv").exists()
-
-
 def test_the_readme_figures_hold_on_what_counting_a_body_s_loads_moved():
     """README: with a loop body's loads counted for unrolling, holdout27's and holdout28's column sums pick the best
     config (2.2x and 3.2x slow before; holdout27's runs 20 % slow since stop 46); the MoE combine of holdout21 and
@@ -109,3 +95,33 @@ def test_the_readme_figures_hold_on_what_counting_a_body_s_loads_moved():
               if g.split == "validation"]
     assert all(validate.score_group(g, validate.model_seconds(before)) == validate.score_group(
         g, validate.model_seconds(spec)) for g in groups)
+
+
+def test_the_readme_figures_hold_on_the_fifth_blind_set():
+    """README: holdout30, chosen and modeled at stop 46 before any timing (re-modeled after stop 47's L1 change: the
+    same scores), measured at stop 48 as far as the sweep's time budget went (the first 21 of its 24 groups, in the
+    set's order), scored once: 0.87 (0.73) / 0 % / 8.7 % / 15 %, every threshold met, 3 of 3 overflows predicted; its
+    fp16 paged decode picks a config 2.6x slow. With the five blind sets pooled, 103 groups, every threshold is met:
+    0.83 (0.60) / 2.0 % / 21 % / 15 %."""
+    sys.path.insert(0, str(SWEEPS))
+    import sweep_cases
+
+    chosen = [c for c in sweep_cases.cases() if c.split == "holdout30"]
+    assert len(chosen) == 24 and sum(len(c.configs) for c in chosen) == 439
+    with open(validate.DATA / "h200_counters.jsonl") as f:
+        stored = {row["case"] for row in map(json.loads, f) if row["case"].startswith("holdout30_")}
+    assert stored == {c.name for c in chosen}
+    scores = {s.case: s for s in split_scores("holdout30", validate.HELD_OUT["holdout30"])}
+    assert list(scores) == [c.name for c in chosen[:21]]  # measured in order until the budget ran out
+    total = validate.summary(list(scores.values()))
+    assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
+    assert total["rho"] >= 0.873 and total["rho_p10"] >= 0.732 and total["regret"] <= 0.0
+    assert total["regret_p90"] <= 0.088 and total["mape"] <= 0.155
+    assert {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25} == {
+        "holdout30_decode_fp16_b24_h64_kv8_d128": 1.6}
+    blind = list(scores.values()) + sum((split_scores(split, validate.HELD_OUT[split])
+                                         for split in ("holdout26", "holdout27", "holdout28", "holdout29")), [])
+    pooled = validate.summary(blind)
+    assert pooled["groups"] == 103 and validate.passes(pooled) and pooled["overflows"] == 16
+    assert pooled["rho"] >= 0.828 and pooled["rho_p10"] >= 0.601 and pooled["regret"] <= 0.021
+    assert pooled["regret_p90"] <= 0.21 and pooled["mape"] <= 0.155
