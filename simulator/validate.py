@@ -63,18 +63,7 @@ THRESHOLDS = {"rho": 0.8, "regret": 0.10, "regret_p90": 0.25, "mape": 0.25}
 # (both kinds) chosen and modeled after a loop body's loads were counted for unrolling, before any timing, scored once;
 # holdout30 (both kinds) chosen and modeled at stop 46, re-modeled after the L1 change of stop 47, measured at stop
 # 48 (21 of its 24 groups: the sweep's time budget ran out before the last three) and scored once
-HELD_OUT = {"holdout": "h200_holdout.csv", "holdout2": "h200_holdout2.csv", "holdout3": "h200_holdout3.csv",
-            "holdout4": "h200_holdout4.csv", "holdout5": "h200_holdout5.csv", "holdout6": "h200_holdout6.csv",
-            "holdout7": "h200_holdout7.csv", "holdout8": "h200_holdout8.csv", "holdout9": "h200_holdout9.csv",
-            "holdout10": "h200_holdout10.csv", "holdout11": "h200_holdout11.csv", "holdout12": "h200_holdout12.csv",
-            "holdout13": "h200_holdout13.csv", "holdout14": "h200_holdout14.csv", "holdout15": "h200_holdout15.csv",
-            "holdout16": "h200_holdout16.csv", "holdout17": "h200_holdout17.csv", "holdout18": "h200_holdout18.csv",
-            "holdout19": "h200_holdout19.csv", "holdout20": "h200_holdout20.csv",
-            "holdout21": "h200_holdout21.csv", "holdout22": "h200_holdout22.csv",
-            "holdout23": "h200_holdout23.csv", "holdout24": "h200_holdout24.csv", "holdout25": "h200_holdout25.csv",
-            "holdout26": "h200_holdout26.csv", "holdout27": "h200_holdout27.csv",
-            "holdout28": "h200_holdout28.csv", "holdout29": "h200_holdout29.csv",
-            "holdout30": "h200_holdout30.csv"}
+HELD_OUT = {split: f"h200_{split}.csv" for split in ["holdout"] + [f"holdout{i}" for i in range(2, 31)]}
 
 
 @dataclass

@@ -118,6 +118,11 @@ def test_record_built_from_a_recorder_feeds_a_profile():
     assert "add.py:5" in prof.lines() or "add.py:6" in prof.lines()
 
 
+def _four_per_unit(spec) -> LaunchCounters:
+    """A launch of four programs a unit, four units' worth resident at once."""
+    return LaunchCounters(spec, programs=4 * spec.units, num_warps=1, l2=L2Cache(spec), concurrency=528, per_unit=4)
+
+
 def _shared_vector_and_rows(rec: LaunchCounters, programs: list[int], phase: str | None = None,
                             row_bytes: int = 1024) -> None:
     """Each program reads a shared 4 KiB vector, then its own row twice."""
@@ -132,7 +137,7 @@ def test_the_l1_serves_near_reuses_and_lines_programs_on_one_unit_share():
     # four programs one after another on one unit (launch order 0, units, 2 units, 3 units): the vector comes from
     # the L2 for the first, the others find it in the L1 (6 KiB a program in between); each row's second read hits
     spec = simulator.get_spec("h200")
-    rec = LaunchCounters(spec, programs=4 * spec.units, num_warps=1, l2=L2Cache(spec), concurrency=528, per_unit=4)
+    rec = _four_per_unit(spec)
     _shared_vector_and_rows(rec, [k * spec.units for k in range(4)])
     totals, _ = rec.finish()
     vector_sectors, row_sectors = 4096 // 32, 1024 // 32
@@ -144,7 +149,7 @@ def test_a_shared_line_the_l1_cannot_keep_between_programs_comes_from_the_l2():
     """The same, with 1 MiB rows: the unit's L1 (256 KiB) no longer holds the vector from one program to the next
     (nor a row for its second read)."""
     spec = simulator.get_spec("h200")
-    rec = LaunchCounters(spec, programs=4 * spec.units, num_warps=1, l2=L2Cache(spec), concurrency=528, per_unit=4)
+    rec = _four_per_unit(spec)
     _shared_vector_and_rows(rec, [k * spec.units for k in range(4)], row_bytes=1 << 20)
     totals, _ = rec.finish()
     assert totals.l1_hit_sectors == 0
@@ -154,7 +159,7 @@ def test_programs_next_to_each_other_in_launch_order_share_no_l1():
     """Consecutive programs go to different units: a line only they read (an attention head's keys) comes from
     the L2 for each of them; only the rows' second reads hit the L1."""
     spec = simulator.get_spec("h200")
-    rec = LaunchCounters(spec, programs=4 * spec.units, num_warps=1, l2=L2Cache(spec), concurrency=528, per_unit=4)
+    rec = _four_per_unit(spec)
     _shared_vector_and_rows(rec, [0, 1, 2, 3])
     totals, _ = rec.finish()
     assert totals.l1_hit_sectors == 4 * 1024 // 32
@@ -166,8 +171,7 @@ def test_asynchronous_copies_bypass_the_l1():
     spec = simulator.get_spec("h200")
     served = {}
     for phase in ("0:2:1", "0:0:1"):
-        rec = LaunchCounters(spec, programs=4 * spec.units, num_warps=1, l2=L2Cache(spec), concurrency=528,
-                             per_unit=4)
+        rec = _four_per_unit(spec)
         _shared_vector_and_rows(rec, [k * spec.units for k in range(4)], phase)
         totals, _ = rec.finish()
         served[phase] = totals.l1_hit_sectors

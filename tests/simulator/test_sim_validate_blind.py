@@ -9,16 +9,20 @@ from stored_scores import SWEEPS, old_unrolling, split_scores
 from simulator import validate
 
 
-def _blind_scores(split: str, groups: int, configs: int) -> dict:
-    """A blind set's scores by case, after checking it is the set that was chosen and that every group it scores
-    has counters stored (from before its timing)."""
+def _blind_scores(split: str, groups: int, configs: int, measured: int | None = None) -> dict:
+    """A blind set's scores by case, after checking it is the set that was chosen, that every group it chose has
+    counters stored (from before its timing) and that the scored groups are its first `measured` (all by default:
+    a sweep times a set's groups in order until its time budget runs out)."""
     sys.path.insert(0, str(SWEEPS))
     import sweep_cases
 
     chosen = [c for c in sweep_cases.cases() if c.split == split]
     assert len(chosen) == groups and sum(len(c.configs) for c in chosen) == configs
+    with open(validate.DATA / "h200_counters.jsonl") as f:
+        stored = {row["case"] for row in map(json.loads, f) if row["case"].startswith(f"{split}_")}
+    assert stored == {c.name for c in chosen}
     scores = {s.case: s for s in split_scores(split, validate.HELD_OUT[split])}
-    assert set(scores) == {c.name for c in chosen}
+    assert set(scores) == {c.name for c in chosen[:measured]}
     return scores
 
 
@@ -103,16 +107,7 @@ def test_the_readme_figures_hold_on_the_fifth_blind_set():
     set's order), scored once: 0.87 (0.73) / 0 % / 8.7 % / 15 %, every threshold met, 3 of 3 overflows predicted; its
     fp16 paged decode picks a config 2.6x slow. With the five blind sets pooled, 103 groups, every threshold is met:
     0.83 (0.60) / 2.0 % / 21 % / 15 %."""
-    sys.path.insert(0, str(SWEEPS))
-    import sweep_cases
-
-    chosen = [c for c in sweep_cases.cases() if c.split == "holdout30"]
-    assert len(chosen) == 24 and sum(len(c.configs) for c in chosen) == 439
-    with open(validate.DATA / "h200_counters.jsonl") as f:
-        stored = {row["case"] for row in map(json.loads, f) if row["case"].startswith("holdout30_")}
-    assert stored == {c.name for c in chosen}
-    scores = {s.case: s for s in split_scores("holdout30", validate.HELD_OUT["holdout30"])}
-    assert list(scores) == [c.name for c in chosen[:21]]  # measured in order until the budget ran out
+    scores = _blind_scores("holdout30", 24, 439, measured=21)
     total = validate.summary(list(scores.values()))
     assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
     assert total["rho"] >= 0.873 and total["rho_p10"] >= 0.732 and total["regret"] <= 0.0
