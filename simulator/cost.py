@@ -39,8 +39,14 @@ on one unit, in cycles (per-program counts are launch totals / programs):
              serve the bytes every resident program keeps in flight (Little's law, fitted to the measured curve;
              a pipelined program keeps min(depth, trip / period) iterations in flight, solved as a fixed point,
              not depth when its work is the longer); work = the phase's
-             other instructions / (num_warps * warp_issue_ipc) + its dots at the unit's tensor rate. Plus the
-             rest of the program's work, barriers (barrier_cycles) and cross-warp exchanges (exchange_cycles)
+             other instructions / (num_warps * warp_issue_ipc) + its dots at the unit's tensor rate. The main
+             loop (the plain loop that moves the most bytes) takes at least W unloaded round trips a body:
+             W = serialized_load_waits where the program's registers pass the compiler's target
+             (occupancy.register_target: the build then schedules the loads apart to need fewer), the machine
+             code's count where that is known (Counters.loop_load_waits). Plus the rest of the program's work,
+             its memory instructions one after another through the unit's memory pipe (simt_lanes_per_clk
+             "memory": alone on a unit, a program still issues its loads and stores no faster), barriers
+             (barrier_cycles) and cross-warp exchanges (exchange_cycles)
              per warp and their shared-memory wavefronts (every warp of the program waits at the barrier
              for all of them: Counters.exchange_wavefronts / shared_wavefronts_per_clk), the reloads of
              registers spilled past the L1 (an L2 round trip each), and the drain of its last stores and
@@ -79,7 +85,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simulator.counters import INSTRUCTION_CLASSES, ROW_BUCKETS, Counters, phase_fields
-from simulator.occupancy import REGISTER_SPREAD, Occupancy, Waves, occupancy, register_budget, waves
+from simulator.occupancy import REGISTER_SPREAD, Occupancy, Waves, occupancy, register_budget, register_target, waves
 from simulator.specs import OPERAND_BYTES, SIMT_DOT_TYPES, MachineSpec, ceil_div, current_spec
 
 COMPONENTS = ("tensor", "issue", "shared", "l1", "l2", "dram", "latency", "atomics")
@@ -162,9 +168,11 @@ def estimate(counters: Counters, grid: int | tuple[int, ...] | None = None,
     num_warps = point.occupancy.warps_per_program
     budget = register_budget(spec, num_warps)
 
-    def step(count: int) -> tuple[int, int]:  # all the time depends on registers through
+    target = register_target(spec, num_warps)
+
+    def step(count: int) -> tuple[int, int, bool]:  # all the time depends on registers through
         return (occupancy(spec, num_warps, count, counters.shared_bytes_per_program).programs_per_unit,
-                max(0, count - budget))
+                max(0, count - budget), count > target)
 
     times = {step(registers): point.seconds}
     seconds = 0.0
@@ -289,11 +297,13 @@ class _PerProgram:
         spilled = max(0, counters.registers_per_thread - register_budget(spec, num_warps))
         keys = [key for key in counters.phase_rounds if counters.phase_rounds[key]]
         self.phases = [_Phase.of(key, counters, n) for key in keys]
-        # where the compiler's waits are known, the main loop (the plain looped phase that moves the most bytes) waits
-        # for its loads that many times a body
-        self.loop_load_waits = counters.loop_load_waits
-        plain = [phase for phase in self.phases if phase.looped and not phase.depth] if self.loop_load_waits else []
+        # the main loop (the plain looped phase that moves the most bytes) waits for its loads that many times a body:
+        # the compiler's count where its machine code is known, else serialized_load_waits where the registers pass
+        # the compiler's target (it then schedules the loads apart), else once
+        plain = [phase for phase in self.phases if phase.looped and not phase.depth]
         self.main_loop = max(plain, key=lambda phase: phase.rounds * phase.bytes) if plain else None
+        self.loop_load_waits = counters.loop_load_waits or (
+            spec.serialized_load_waits if counters.registers_per_thread > register_target(spec, num_warps) else 0)
         # the L1's cycles for one program's loads (their tags and their data banks' wavefronts, whichever take
         # longer), and for one round of each phase: the program's, shared among its phases by the bytes they load
         self.l1_load_cycles = max(counters.load_lines / spec.l1_lines_per_clk,
@@ -317,6 +327,8 @@ class _PerProgram:
                            + spill_instructions)
         self.pipe_cycles = max((count * spec.warp_size / spec.simt_lanes_per_clk[p] for p, count in pipes.items()),
                                default=0.0)
+        # the unit's memory pipe takes the program's memory instructions one after another, on its own path too
+        self.memory_issue_cycles = pipes["memory"] * spec.warp_size / spec.simt_lanes_per_clk["memory"]
         self.instructions = sum(pipes.values())
         self.memory_instructions = pipes["memory"]  # issued inside the memory phases, not after them
         self.num_warps = num_warps
@@ -353,13 +365,13 @@ class _PerProgram:
         """Cycles one program takes by itself when `per_unit` programs share each of `units` units: its memory
         phases' round trips (Little's law: the bytes all resident programs keep in flight queue at the L2 and
         DRAM bandwidths), the work of each iteration (after its loads arrive, or overlapped with the loads of
-        later iterations when they are pipelined), the rest of its work and its barriers. Work is instruction
-        issue (one warp issues warp_issue_ipc instructions per clock on average: its dependent chains stall it)
-        and the program's own dots at the unit's tensor rate. A round's loads arrive no sooner than the unit's L1
-        serves the rounds of all its resident programs (a matmul whose B tile is read down its rows, 32 lines a warp
-        load, on one 8-warp program a unit: loads, then shared-memory stores and the MMAs, in turn). Where the
-        compiler's waits for the main loop's loads are known (Counters.loop_load_waits, from its machine code), an
-        iteration takes at least that many unloaded round trips."""
+        later iterations when they are pipelined), the rest of its work, the issue of its memory instructions and
+        its barriers. Work is instruction issue (one warp issues warp_issue_ipc instructions per clock on average:
+        its dependent chains stall it) and the program's own dots at the unit's tensor rate. A round's loads arrive
+        no sooner than the unit's L1 serves the rounds of all its resident programs (a matmul whose B tile is read
+        down its rows, 32 lines a warp load, on one 8-warp program a unit: loads, then shared-memory stores and the
+        MMAs, in turn). A body of the main loop takes at least loop_load_waits unloaded round trips (the compiler's
+        waits for its loads)."""
         per_warp = 1.0 / (self.num_warps * spec.warp_issue_ipc)
         cycles, phase_work, phase_flops = 0.0, 0.0, 0.0
         for phase, l1_round in zip(self.phases, self.l1_rounds):
@@ -378,8 +390,9 @@ class _PerProgram:
             phase_flops += phase.flops * phase.rounds
         rest = (max(0.0, self.instructions - self.memory_instructions - phase_work) * per_warp
                 + max(0.0, self.tensor_cycles - phase_flops * self.tensor_per_flop))
-        return (cycles + rest + self.barrier_cycles + self.exchange_wavefronts / spec.shared_wavefronts_per_clk
-                + self.atomic_waits + self.drain(spec, per_unit * units))
+        return (cycles + rest + self.memory_issue_cycles + self.barrier_cycles
+                + self.exchange_wavefronts / spec.shared_wavefronts_per_clk + self.atomic_waits
+                + self.drain(spec, per_unit * units))
 
     def drain(self, spec: MachineSpec, resident: int) -> float:
         """Cycles until a program's last stores and atomics are acknowledged: an L2 round trip, after the atomics

@@ -25,6 +25,7 @@ CANDIDATES: dict[str, tuple[float, ...]] = {
     "shared_wavefronts_per_clk": (1.0, 2.0, 4.0),
     "mma_transpose_cycles": (0.25, 0.5, 1.0, 2.0),
     "tensor_efficiency": (0.7, 0.75, 0.8, 0.9, 1.0),
+    "serialized_load_waits": (1.0, 1.5, 2.0, 3.0),
     # measured peaks of async copies from the L2 (simulator/data/h200_l2_bandwidth.json): every program its own
     # tiles, tiles shared by 2-4 programs at once, by 8-16
     "l2_bytes_per_s": (10.7e12, 13.3e12, 15.2e12),

@@ -142,6 +142,18 @@ def estimate_registers(live_bytes_per_program: int, num_warps: int, spec: Machin
     return base + math.ceil(share * max(0, live_bytes_per_program) / (4 * threads))
 
 
+def register_target(spec: MachineSpec, num_warps: int) -> int:
+    """Registers a thread can have while a unit still holds as many warps of such programs as its warp and program
+    limits allow: the GPU compiler's target. Past it, Triton's H200 build schedules a loop's loads apart, waiting for
+    some before issuing the rest, to need fewer (its machine code: one wait a body below the target, several above;
+    64 registers for 1-warp programs, 32 for larger ones; simulator/data/h200_sass_loops.jsonl, and the same PTX
+    rebuilt for other program sizes: benchmarks/gpu/register_target.py)."""
+    warps = min(spec.max_warps_per_unit, spec.max_programs_per_unit * num_warps) // num_warps * num_warps
+    unit = max(1, spec.register_alloc_unit // spec.warp_size)
+    per_thread = spec.registers_per_unit // max(1, warps * spec.warp_size) // unit * unit
+    return min(register_budget(spec, num_warps), max(unit, per_thread))
+
+
 def register_budget(spec: MachineSpec, num_warps: int) -> int:
     """Registers one thread can get: the per-thread maximum, or the program's share of its budget
     (a 1,024-thread program gets 64 of 65,536), in whole allocation units per warp."""

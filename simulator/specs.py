@@ -123,6 +123,7 @@ class MachineSpec:
     unroll_instructions: float  # warp instructions per iteration up to which the backend unrolls a loop body
     unroll_copies: float  # copies it makes of such a body when the trip count is known only at run time
     unroll_full_instructions: float  # trips x body instructions up to which it unrolls a constant-trip loop fully
+    serialized_load_waits: float  # round trips a loop body waits for its loads when the compiler schedules them apart
     exchange_cycles: float  # critical-path cost of each result a warp passes through a cross-warp exchange beyond
     #                         barrier_cycles and its wavefronts (shared store, wait, load)
     # cost-model blend: T_wave = max + alpha * (sum - max)
@@ -284,7 +285,8 @@ _POSITIVE = (
     "dram_atom_bytes", "dram_round_cycles", "l2_round_cycles", "l2_load_bytes_per_s", "dram_queue_exponent",
     "l2_queue_exponent", "tensor_efficiency",
     "tensor_subcores", "fp32_flops_per_clk", "mma_async_warps", "mma_sync_fraction",
-    "warp_issue_ipc", "unroll_instructions", "unroll_copies", "unroll_full_instructions", "atomic_ops_per_clk",
+    "warp_issue_ipc", "unroll_instructions", "unroll_copies", "unroll_full_instructions", "serialized_load_waits",
+    "atomic_ops_per_clk",
     "atomic_line_requests_per_clk",
     "atomic_relaxed_ops_per_clk", "atomic_relaxed_line_requests_per_clk", "atomic_line_cycles", "atomic_round_cycles",
     "atomic_vector_bytes",

@@ -19,15 +19,15 @@ We transpose a matrix three ways:
             (a 32-way bank conflict) — the classic transpose mistake, visible in the 'conflicts' column.
 
 How far to trust the modeled times: on the H200, where they were checked against measured sweeps (`python -m
-simulator.validate`), the model orders a kernel's configs with a median rank correlation of 0.89 over 41 validation
+simulator.validate`), the model orders a kernel's configs with a median rank correlation of 0.90 over 41 validation
 groups and its pick is within 2 % of the best config in most groups (16 % slower for the worst tenth: matmuls, a paged
 decode); an absolute time is off by 15 % at the median. On new shapes of the kernels it was built with it
 holds up (the sixteenth and twenty-second held-out sets meet every threshold); on kernels it never saw it ranks less
-well (rank correlation 0.61-0.89 over twenty-nine of thirty held-out sets, picks 0-13 % slow at the median;
-sixteen of them meet all four thresholds and all 385 groups pooled do; of the five sets scored blind, four now meet
-them all and the other misses only the rank correlation, 0.78), worst where the
-GPU's compiler spills registers (the library's conv1d ranks its configs below zero, its pick 2.3x slow) or waits for
-a loop's loads one by one. Read a profile's counters (bytes, conflicts, requests) as exact and its times as
+well (rank correlation 0.61-0.88 over twenty-nine of thirty held-out sets, picks 0-9 % slow at the median;
+nineteen of them meet all four thresholds and all 385 groups pooled do, and so do all five sets scored blind),
+worst where the GPU's compiler spills registers (the library's conv1d ranks its configs at 0.21, its pick 2.1x slow)
+or waits for a loop's loads one by one more often than the model expects (a paged decode over 16 keys a warp: 14
+times an iteration). Read a profile's counters (bytes, conflicts, requests) as exact and its times as
 estimates. The MTT S5000 and S4000 share
 the model with their own datasheet numbers but were not measured, so their times are less certain still.
 

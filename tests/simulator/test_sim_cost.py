@@ -44,6 +44,11 @@ def chain(rounds, key="0:0:1", bytes_per_round=1024, from_dram=True, programs=1,
                     num_warps=num_warps, **extra)
 
 
+def memory_issue(counters, spec):
+    """Cycles the unit's memory pipe takes for one program's global loads (one request a warp instruction here)."""
+    return counters.load_requests / max(1, counters.programs) * spec.warp_size / spec.simt_lanes_per_clk["memory"]
+
+
 def test_more_dram_bytes_take_longer_for_a_memory_bound_kernel():
     small = estimate(copy_kernel(4096), 4096, "h200")
     big = estimate(copy_kernel(4096, bytes_per_program=4 * 8192), 4096, "h200")
@@ -110,12 +115,14 @@ def test_a_long_dependent_chain_is_latency_bound():
     spec = get_spec("h200")
     result = estimate(chain(64, key="0:0:1:serial"), 1, spec)
     assert result.bound == "latency"
-    # 64 round trips of a loop whose loads wait for the last iteration's; one 1 KiB round in flight queues for next
-    # to nothing
-    assert result.components["latency"] == pytest.approx(64 * spec.dram_round_cycles / spec.clock_hz, rel=0.01)
+    # 64 round trips of a loop whose loads wait for the last iteration's, after issuing them; one 1 KiB round in
+    # flight queues for next to nothing
+    issue = memory_issue(chain(64), spec)
+    assert result.components["latency"] == pytest.approx((64 * spec.dram_round_cycles + issue) / spec.clock_hz,
+                                                         rel=0.01)
     # the same chain hitting in L2 is shorter
     in_l2 = estimate(chain(64, key="0:0:1:serial", from_dram=False), 1, spec).components["latency"]
-    assert in_l2 == pytest.approx(64 * spec.l2_round_cycles / spec.clock_hz, rel=0.01)
+    assert in_l2 == pytest.approx((64 * spec.l2_round_cycles + issue) / spec.clock_hz, rel=0.01)
 
 
 @pytest.mark.parametrize("work, loads, copies, key, rounds", [
@@ -133,7 +140,31 @@ def test_a_small_loop_body_is_unrolled_and_its_loads_overlap(work, loads, copies
     latency = estimate(loop, 1, spec).components["latency"]
     work_cycles = rounds * work / spec.warp_issue_ipc
     trips = rounds / copies * spec.dram_round_cycles
-    assert latency == pytest.approx((trips + work_cycles) / spec.clock_hz, rel=0.02)
+    assert latency == pytest.approx((trips + work_cycles + memory_issue(loop, spec)) / spec.clock_hz, rel=0.02)
+
+
+@pytest.mark.parametrize("num_warps, registers, serialized", [(1, 64, False), (1, 72, True), (4, 32, False),
+                                                               (4, 40, True), (8, 128, True)])
+def test_a_loop_needing_more_registers_than_the_compiler_s_target_waits_for_its_loads_more_than_once(
+        num_warps, registers, serialized):
+    """Past the registers that keep the unit full, Triton's build schedules a body's loads apart to need fewer:
+    the body then waits serialized_load_waits round trips for them, not one."""
+    spec = get_spec("h200")
+    loop = chain(64, key="0:0:1:ordered", num_warps=num_warps, registers_per_thread=registers)
+    latency = estimate(loop, 1, spec, register_spread=0).components["latency"]
+    waits = spec.serialized_load_waits if serialized else 1
+    assert latency == pytest.approx((64 * waits * spec.dram_round_cycles + memory_issue(loop, spec))
+                                    / spec.clock_hz, rel=0.01)
+
+
+def test_a_program_alone_on_a_unit_still_issues_its_memory_instructions_one_after_another():
+    """The unit's memory pipe takes one warp's load or store at a time: the same bytes in 8 times the instructions
+    (narrow loads) keep even a lone program 7 x requests cycles longer."""
+    spec = get_spec("h200")
+    wide = chain(64, key="0:0:1:ordered", num_warps=4)
+    narrow = dataclasses.replace(wide, load_requests=8 * wide.load_requests)
+    longer = (estimate(narrow, 1, spec).components["latency"] - estimate(wide, 1, spec).components["latency"])
+    assert longer == pytest.approx(7 * memory_issue(wide, spec) / spec.clock_hz, rel=0.01)
 
 
 @pytest.mark.parametrize("programs", [1, 2, 8])
@@ -290,9 +321,10 @@ def test_loads_through_a_table_keep_their_round_trips():
     # whose table load adds one more round trip to each iteration; unrolling the empty loop body 4 times overlaps
     # the copies' gathers, unless each iteration's addresses wait for the last one's loads
     trip = spec.dram_round_cycles / spec.clock_hz
-    assert direct == pytest.approx(33 * trip, rel=0.01)
-    assert gather == pytest.approx(128 / spec.unroll_copies * trip, rel=0.01)
-    assert chase == pytest.approx(128 * trip, rel=0.01)
+    issue = memory_issue(chain(64), spec) / spec.clock_hz
+    assert direct == pytest.approx(33 * trip + issue, rel=0.01)
+    assert gather == pytest.approx(128 / spec.unroll_copies * trip + issue, rel=0.01)
+    assert chase == pytest.approx(128 * trip + issue, rel=0.01)
 
 
 def test_requests_to_one_line_are_served_one_after_another():

@@ -3,6 +3,8 @@
 import pytest
 
 from simulator import estimate_registers, occupancy, waves
+from simulator.occupancy import register_target
+from simulator.specs import get_spec
 
 
 def test_warp_limit_on_h200():
@@ -57,3 +59,14 @@ def test_register_estimate_grows_with_live_tiles():
     small = estimate_registers(4 * 1024, num_warps=4, spec="h200")
     large = estimate_registers(128 * 128 * 4, num_warps=4, spec="h200")
     assert small < large <= 255
+
+
+@pytest.mark.parametrize("num_warps, target", [(1, 64), (2, 32), (4, 32), (8, 32), (32, 32)])
+def test_the_compiler_s_register_target_keeps_the_unit_full(num_warps, target):
+    """At the target a unit holds as many of the programs' warps as its warp and program limits allow (32 programs
+    of 1 warp are only 32 warps, so those get 64 registers); one allocation unit more and it holds fewer."""
+    spec = get_spec("h200")
+    assert register_target(spec, num_warps) == target
+    full = occupancy(spec, num_warps, target).active_warps
+    assert full == min(spec.max_warps_per_unit, spec.max_programs_per_unit * num_warps)
+    assert occupancy(spec, num_warps, target + spec.register_alloc_unit // spec.warp_size).active_warps < full

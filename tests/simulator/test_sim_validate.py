@@ -102,42 +102,42 @@ def test_the_readme_figures_hold_on_the_validation_split():
     must update the README (and say why)."""
     total = split_figures("validation", "h200_sweep.csv")
     assert total["groups"] == 41
-    assert total["rho"] >= 0.882 and total["rho_p10"] >= 0.732 and total["regret"] <= 0.0
-    assert total["regret_p90"] <= 0.16 and total["mape"] <= 0.149
+    assert total["rho"] >= 0.898 and total["rho_p10"] >= 0.673 and total["regret"] <= 0.0
+    assert total["regret_p90"] <= 0.16 and total["mape"] <= 0.147
     assert total["rejected_ok"] == 0 and total["missed_overflows"] == 0 and total["overflows"] == 9
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.853, 0.024, 0.134, 0.152),
-    ("holdout2", 11, 0.613, 0.087, 0.199, 0.151),
-    ("holdout3", 10, 0.873, 0.0, 0.057, 0.169),
-    ("holdout4", 10, 0.891, 0.0, 0.144, 0.136),
-    ("holdout5", 10, 0.815, 0.013, 0.292, 0.144),
-    ("holdout6", 10, 0.769, 0.016, 0.061, 0.136),
-    ("holdout7", 10, 0.843, 0.0, 0.049, 0.155),
-    ("holdout8", 10, 0.853, 0.0, 0.051, 0.119),
-    ("holdout9", 10, 0.772, 0.012, 0.162, 0.16),
-    ("holdout10", 10, 0.624, 0.011, 0.117, 0.159),
-    ("holdout11", 10, 0.776, 0.0, 0.099, 0.159),
-    ("holdout12", 10, 0.637, 0.08, 0.832, 0.165),
-    ("holdout13", 10, 0.839, 0.092, 0.247, 0.228),
-    ("holdout14", 10, 0.876, 0.047, 0.235, 0.156),
-    ("holdout15", 6, 0.772, 0.132, 0.182, 0.216),
-    ("holdout16", 13, 0.87, 0.0, 0.121, 0.16),
-    ("holdout17", 10, 0.776, 0.0, 0.106, 0.159),
-    ("holdout18", 11, 0.796, 0.024, 0.122, 0.176),
-    ("holdout19", 13, 0.852, 0.0, 0.169, 0.187),
-    ("holdout20", 8, 0.805, 0.085, 0.141, 0.088),
-    ("holdout21", 8, 0.232, 0.346, 0.953, 0.217),
-    ("holdout22", 14, 0.87, 0.0, 0.094, 0.151),
-    ("holdout23", 13, 0.846, 0.0, 0.142, 0.143),
-    ("holdout24", 22, 0.814, 0.038, 0.267, 0.172),
-    ("holdout25", 23, 0.761, 0.0, 0.279, 0.158),
-    ("holdout26", 20, 0.827, 0.0, 0.116, 0.148),
-    ("holdout27", 20, 0.826, 0.026, 0.215, 0.153),
-    ("holdout28", 19, 0.835, 0.025, 0.178, 0.155),
-    ("holdout29", 23, 0.782, 0.042, 0.204, 0.164),
-    ("holdout30", 21, 0.873, 0.0, 0.088, 0.155),
+    ("holdout", 10, 0.835, 0.024, 0.134, 0.147),
+    ("holdout2", 11, 0.613, 0.087, 0.199, 0.169),
+    ("holdout3", 10, 0.857, 0.0, 0.155, 0.142),
+    ("holdout4", 10, 0.878, 0.0, 0.095, 0.162),
+    ("holdout5", 10, 0.79, 0.0, 0.292, 0.148),
+    ("holdout6", 10, 0.824, 0.033, 0.174, 0.155),
+    ("holdout7", 10, 0.839, 0.0, 0.049, 0.154),
+    ("holdout8", 10, 0.846, 0.0, 0.051, 0.114),
+    ("holdout9", 10, 0.774, 0.027, 0.162, 0.143),
+    ("holdout10", 10, 0.688, 0.011, 0.379, 0.159),
+    ("holdout11", 10, 0.779, 0.0, 0.099, 0.154),
+    ("holdout12", 10, 0.655, 0.08, 0.832, 0.174),
+    ("holdout13", 10, 0.784, 0.041, 0.163, 0.228),
+    ("holdout14", 10, 0.856, 0.047, 0.178, 0.152),
+    ("holdout15", 6, 0.81, 0.066, 0.161, 0.172),
+    ("holdout16", 13, 0.866, 0.0, 0.121, 0.161),
+    ("holdout17", 10, 0.767, 0.0, 0.072, 0.172),
+    ("holdout18", 11, 0.795, 0.0, 0.122, 0.172),
+    ("holdout19", 13, 0.857, 0.0, 0.055, 0.156),
+    ("holdout20", 8, 0.81, 0.085, 0.139, 0.11),
+    ("holdout21", 8, 0.327, 0.025, 0.681, 0.204),
+    ("holdout22", 14, 0.874, 0.0, 0.12, 0.154),
+    ("holdout23", 13, 0.851, 0.036, 0.142, 0.154),
+    ("holdout24", 22, 0.831, 0.06, 0.208, 0.166),
+    ("holdout25", 23, 0.77, 0.0, 0.146, 0.17),
+    ("holdout26", 20, 0.838, 0.0, 0.121, 0.143),
+    ("holdout27", 20, 0.846, 0.0, 0.144, 0.145),
+    ("holdout28", 19, 0.855, 0.038, 0.193, 0.152),
+    ("holdout29", 23, 0.879, 0.045, 0.123, 0.16),
+    ("holdout30", 21, 0.835, 0.0, 0.18, 0.154),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = split_figures(split, f"h200_{split}.csv")
@@ -147,38 +147,38 @@ def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, reg
 
 
 def test_the_readme_figures_hold_where_stores_split():
-    """README, the split-store change: soft-capping ranks 0.75 with its pick 2 % slow, the seeded dropout 0.95, the
-    fp32 odd-length multiply-add 0.51, GeGLU's backward over 31,000,003 elements 0.96, the unaligned bf16 add 0.79."""
+    """README, the split-store change (as of stop 49's model): soft-capping ranks 0.74 with its pick the best
+    config, the seeded dropout 0.95, the fp32 odd-length multiply-add 0.52, GeGLU's backward over 31,000,003 elements
+    0.94, the unaligned bf16 add 0.79."""
     scores = {}
     for split, csv_name in [("calibration", "h200_sweep.csv")] + list(validate.HELD_OUT.items()):
         scores.update({s.case: s for s in split_scores(split, csv_name)})
     softcap = scores["holdout7_softcap_fp32_50M"]
-    assert round(softcap.rho, 2) == 0.75 and round(softcap.regret, 2) == 0.02
-    expected = {"holdout3_dropout_fp32_16M": 0.95, "holdout12_fma3_fp32_9999991": 0.51,
-                "holdout17_geglu_bwd_fp16_31000003": 0.96, "add_bf16_unaligned_48M": 0.79}
+    assert round(softcap.rho, 2) == 0.74 and round(softcap.regret, 2) == 0.0
+    expected = {"holdout3_dropout_fp32_16M": 0.95, "holdout12_fma3_fp32_9999991": 0.52,
+                "holdout17_geglu_bwd_fp16_31000003": 0.94, "add_bf16_unaligned_48M": 0.79}
     assert {case: round(scores[case].rho, 2) for case in expected} == expected
 
 
 def test_the_readme_figures_hold_on_holdout18_s_groups():
-    """README, holdout18, the layout Triton proves and the L1's time in a round: attention, the skinny matmul and the
-    fp16 add rank 0.77-0.96 (RMSNorm 0.60 since the L1 keeps its weight row from program to program); the odd-N
-    matmuls' picks run 5 % (holdout18), 48 % and 5 % slow (holdout19), the bf16 one with a [N, K] weight 12 % (rho
-    0.79); Triton's looped LayerNorm ranks 0.89, the Welford one 0.84, the 64-channel im2col 0.81, the depthwise
-    convolution 0.87, holdout19's LayerNorm 0.90 (since reductions pass each result through shared memory in turn and
-    the L1 keeps a weight row from program to program); the transpose -0.18."""
+    """README, holdout18, the layout Triton proves and the L1's time in a round, as of stop 49's model: attention, the
+    skinny matmul, the fp16 add and RMSNorm rank 0.79-0.96; the odd-N matmuls' picks run 5 % (holdout18), 0 % and 0 %
+    slow (holdout19), the bf16 one with a [N, K] weight 12 % (rho 0.79); Triton's looped LayerNorm ranks 0.92, the
+    Welford one 0.63, the 64-channel im2col 0.69, the depthwise convolution 0.71, holdout19's LayerNorm 0.92; the
+    transpose -0.23."""
     scores = {s.case: s for split in ("holdout3", "holdout13", "holdout14", "holdout15", "holdout18", "holdout19")
               for s in split_scores(split, f"h200_{split}.csv")}
     good = ["attention_fp16_d64_bh16_s2999", "matmul_fp16_skinny_m5", "add_fp16_20M"]
-    assert all(0.765 <= scores[f"holdout18_{name}"].rho <= 0.965 for name in good)
-    assert round(scores["holdout18_rmsnorm_bf16_5000x4099"].rho, 2) == 0.60
+    assert all(0.79 <= scores[f"holdout18_{name}"].rho <= 0.965 for name in good)
+    assert round(scores["holdout18_rmsnorm_bf16_5000x4099"].rho, 2) == 0.83
     picks = {case: round(scores[case].regret, 2) for case in (
         "holdout18_matmul_fp16_1999x3001x1001", "holdout19_matmul_fp16_3000x1000x2000",
         "holdout19_matmul_bf16_2048x4100x1536", "holdout18_matmul_bf16_wt_777x5003x2049")}
-    assert list(picks.values()) == [0.05, 0.48, 0.05, 0.12]
+    assert list(picks.values()) == [0.05, 0.0, 0.0, 0.12]
     assert round(scores["holdout18_matmul_bf16_wt_777x5003x2049"].rho, 2) == 0.79
-    ranks = {"holdout3_layernorm_looped_bf16_16384x3000": 0.89, "holdout15_welford_layernorm_fp16_8192x7000": 0.84,
-             "holdout13_im2col_fp16_n8_56x56_c64": 0.81, "holdout14_depthwise_conv3x3_fp16_n32_56x56_c128": 0.87,
-             "holdout19_layernorm_bf16_7000x2049": 0.90, "holdout18_transpose_fp32_3001x4099": -0.18}
+    ranks = {"holdout3_layernorm_looped_bf16_16384x3000": 0.92, "holdout15_welford_layernorm_fp16_8192x7000": 0.63,
+             "holdout13_im2col_fp16_n8_56x56_c64": 0.69, "holdout14_depthwise_conv3x3_fp16_n32_56x56_c128": 0.71,
+             "holdout19_layernorm_bf16_7000x2049": 0.92, "holdout18_transpose_fp32_3001x4099": -0.23}
     assert {case: round(scores[case].rho, 2) for case in ranks} == ranks
 
 
@@ -193,32 +193,32 @@ def test_the_readme_figures_hold_on_what_to_trust():
     def rho(prefix: str) -> float:
         return float(np.median([s.rho for case, s in scores.items() if case.startswith(prefix)]))
 
-    assert rho("softmax_") >= 0.94 and rho("rmsnorm_") >= 0.94 and rho("attention_") >= 0.81
-    assert rho("holdout2_bmm") >= 0.961 and rho("holdout7_w8a16") >= 0.938
-    assert rho("matmul_") >= 0.863
+    assert rho("softmax_") >= 0.94 and rho("rmsnorm_") >= 0.94 and rho("attention_") >= 0.86
+    assert rho("holdout2_bmm") >= 0.967 and rho("holdout7_w8a16") >= 0.925
+    assert rho("matmul_") >= 0.886
     assert max(s.regret for case, s in scores.items() if "layernorm" in case) <= 0.19
     assert max(s.regret for case, s in scores.items() if case.startswith("holdout3_layernorm_looped")) == 0
     row_sums = [s.rho for case, s in scores.items() if case.startswith("rowsum")]
-    assert min(row_sums) >= 0.63
+    assert min(row_sums) >= 0.67
 
 
-def test_sixteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
-    """README and tutorial 04: holdout, holdout3, holdout4, holdout7, holdout8, holdout13, holdout14, holdout16,
-    holdout19, holdout20, holdout22, holdout23, holdout26 to holdout28 and holdout30 meet the validation thresholds
-    (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other fourteen do not. All 385 groups pooled meet
-    them. Every set but holdout21 ranks 0.61-0.89 with its picks 0-13 % slow at the median (tutorial 04)."""
+def test_nineteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
+    """README and tutorial 04: holdout, holdout3, holdout4, holdout6, holdout7, holdout8, holdout14 to holdout16,
+    holdout19, holdout20, holdout22 to holdout24 and holdout26 to holdout30 meet the validation thresholds (rho >= 0.8,
+    picks <= 10 % / 25 % slow, time error <= 25 %); the other eleven do not. All 385 groups pooled meet them. Every set
+    but holdout21 ranks 0.61-0.88 with its picks 0-9 % slow at the median (tutorial 04)."""
     scores, sets = held_out_scores()
     rest = [t for split, t in sets.items() if split != "holdout21"]
-    assert 0.61 <= min(t["rho"] for t in rest) and max(t["rho"] for t in rest) < 0.895
-    assert max(t["regret"] for t in rest) <= 0.132
+    assert 0.61 <= min(t["rho"] for t in rest) and max(t["rho"] for t in rest) < 0.885
+    assert max(t["regret"] for t in rest) <= 0.087
     meet = {split for split, t in sets.items()
             if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25}
-    assert meet == {"holdout", "holdout3", "holdout4", "holdout7", "holdout8", "holdout13", "holdout14", "holdout16",
-                    "holdout19", "holdout20", "holdout22", "holdout23", "holdout26", "holdout27", "holdout28",
-                    "holdout30"}
-    pooled = validate.summary(scores)  # README: the 385 groups pooled score 0.83 (0.54) / 0 % / 19 % / 16 %
-    assert len(scores) == 385 and validate.passes(pooled) and pooled["rho"] >= 0.827 and pooled["rho_p10"] >= 0.541
-    assert pooled["regret"] <= 0.0 and pooled["regret_p90"] <= 0.194 and pooled["mape"] <= 0.158
+    assert meet == {"holdout", "holdout3", "holdout4", "holdout6", "holdout7", "holdout8", "holdout14", "holdout15",
+                    "holdout16", "holdout19", "holdout20", "holdout22", "holdout23", "holdout24", "holdout26",
+                    "holdout27", "holdout28", "holdout29", "holdout30"}
+    pooled = validate.summary(scores)  # README: the 385 groups pooled score 0.84 (0.55) / 0 % / 18 % / 16 %
+    assert len(scores) == 385 and validate.passes(pooled) and pooled["rho"] >= 0.835 and pooled["rho_p10"] >= 0.55
+    assert pooled["regret"] <= 0.0 and pooled["regret_p90"] <= 0.178 and pooled["mape"] <= 0.157
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():

@@ -43,13 +43,14 @@ def test_the_readme_figures_hold_on_the_third_blind_set():
     blind, missing the picks' p90 through its paged decode (pick 4.6x slow) and bf16 column sums (3.2x); with a loop
     body's loads counted for unrolling (stop 45) the column sums' pick is the best config and the set scores
     0.83 (0.49) / 2.4 % / 22 % / 17 %, and with sampled programs' equal work no longer read as unequal (stop 46)
-    0.84 (0.66) / 2.4 % / 18 % / 15 %, its GEMV's pick 47 % slow. Every config that ran has counters stored from before
-    the timing."""
+    0.84 (0.66) / 2.4 % / 18 % / 15 %, its GEMV's pick 47 % slow; since stop 49 (memory issue on a program's path,
+    loads scheduled apart past the compiler's register target) 0.86 (0.65) / 3.7 % / 19 % / 15 %. Every config that
+    ran has counters stored from before the timing."""
     scores = _blind_scores("holdout28", 19, 335)
     total = validate.summary(list(scores.values()))
     assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
-    assert total["rho"] >= 0.835 and total["rho_p10"] >= 0.659 and total["regret"] <= 0.025
-    assert total["regret_p90"] <= 0.178 and total["mape"] <= 0.155
+    assert total["rho"] >= 0.855 and total["rho_p10"] >= 0.645 and total["regret"] <= 0.038
+    assert total["regret_p90"] <= 0.193 and total["mape"] <= 0.153
     slow = {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25}
     assert slow == {"holdout28_decode_fp16_b16_h40_kv8_d128": 3.63, "holdout28_gemv_bf16_5120x5120": 0.47}
     assert scores["holdout28_colsum_bf16_5000x5000"].regret == 0.0
@@ -59,35 +60,38 @@ def test_the_readme_figures_hold_on_the_fourth_blind_set():
     """README: holdout29, chosen and modeled at stop 45 before any timing (the model's picks were the same whether a
     loop body counts each load once or twice), scored once: 0.78 (0.60) / 5.2 % / 21 % / 16 %, every threshold but
     the rank correlation met, 3 of 3 overflows predicted; its fp32 column sums over 6,000 columns pick a config 2x
-    slow, its GEMV one 28 % slow. Since stop 46: 0.78 (0.62) / 4.2 % / 20 % / 16 %. With the four blind sets pooled,
+    slow, its GEMV one 28 % slow. Since stop 46: 0.78 (0.62) / 4.2 % / 20 % / 16 %; since stop 49 it meets every
+    threshold, 0.88 (0.65) / 4.5 % / 12 % / 16 %, the column sums' pick the best config, the GEMV's still 28 % slow,
+    and the old unrolling rule scores it the same (but for the time error's p90). With the four blind sets pooled,
     82 groups, every threshold is met."""
     scores = _blind_scores("holdout29", 23, 406)
     total = validate.summary(list(scores.values()))
-    assert not validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
-    assert 0.78 <= total["rho"] < 0.8 and total["rho_p10"] >= 0.619 and total["regret"] <= 0.042
-    assert total["regret_p90"] <= 0.204 and total["mape"] <= 0.164
+    assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
+    assert total["rho"] >= 0.879 and total["rho_p10"] >= 0.647 and total["regret"] <= 0.045
+    assert total["regret_p90"] <= 0.123 and total["mape"] <= 0.16
     assert {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25} == {
-        "holdout29_colsum_fp32_4000x6000": 1.01, "holdout29_gemv_fp16_7168x3584": 0.28}
+        "holdout29_gemv_fp16_7168x3584": 0.28}
     blind = list(scores.values()) + sum((split_scores(split, validate.HELD_OUT[split])
                                          for split in ("holdout26", "holdout27", "holdout28")), [])
     pooled = validate.summary(blind)
     assert pooled["groups"] == 82 and validate.passes(pooled) and pooled["overflows"] == 13
     old = validate.summary(split_scores("holdout29", validate.HELD_OUT["holdout29"], spec=old_unrolling()))
-    assert round(old["rho"], 2) == 0.78 and round(old["regret_p90"], 2) == 0.20 and round(old["mape"], 2) == 0.17
-    assert pooled["rho"] >= 0.823 and pooled["rho_p10"] >= 0.592 and pooled["regret"] <= 0.024
-    assert pooled["regret_p90"] <= 0.212 and pooled["mape"] <= 0.158
+    assert all(old[key] == total[key] for key in ("rho", "rho_p10", "regret", "regret_p90", "mape"))
+    assert pooled["rho"] >= 0.853 and pooled["rho_p10"] >= 0.617 and pooled["regret"] <= 0.022
+    assert pooled["regret_p90"] <= 0.134 and pooled["mape"] <= 0.146
 
 
 def test_the_readme_figures_hold_on_what_counting_a_body_s_loads_moved():
-    """README: with a loop body's loads counted for unrolling, holdout27's and holdout28's column sums pick the best
-    config (2.2x and 3.2x slow before; holdout27's runs 20 % slow since stop 46); the MoE combine of holdout21 and
-    holdout25 picks configs 75-81 % slow (from 0 %) and holdout's looped logsumexp one 15 % slow (from 0 %); validation
-    does not move."""
+    """README: with a loop body's loads counted for unrolling, holdout27's and holdout28's column sums picked the best
+    config (2.2x and 3.2x slow before) and the MoE combine of holdout21 and holdout25 configs 75-81 % slow (from 0 %).
+    Since stop 49, where a body whose registers pass the compiler's target waits for its loads twice, unrolled or
+    not, the rule moves none of those picks (each the best config either way); holdout's looped logsumexp still
+    picks one 15 % slow with it (0 % without); validation does not move."""
     spec, before = validate.get_spec("h200"), old_unrolling()
-    cases = {"holdout27_colsum_fp32_3000x7000": (1.22, 0.2), "holdout28_colsum_bf16_5000x5000": (2.18, 0.0),
-             "holdout21_moe_combine_bf16_4096x2048_k8": (0.0, 0.81),
-             "holdout21_moe_combine_shared_fp16_3000x4096_k4": (0.0, 0.75),
-             "holdout25_moe_combine_bf16_2048x4096_k8": (0.0, 0.80), "holdout_lse_fp32_4096x32000": (0.0, 0.15)}
+    cases = {"holdout27_colsum_fp32_3000x7000": (0.0, 0.0), "holdout28_colsum_bf16_5000x5000": (0.0, 0.0),
+             "holdout21_moe_combine_bf16_4096x2048_k8": (0.0, 0.0),
+             "holdout21_moe_combine_shared_fp16_3000x4096_k4": (0.0, 0.0),
+             "holdout25_moe_combine_bf16_2048x4096_k8": (0.0, 0.0), "holdout_lse_fp32_4096x32000": (0.0, 0.15)}
     regrets = {}
     for split in ("holdout", "holdout21", "holdout25", "holdout27", "holdout28"):
         for group in validate.load(validate.DATA / validate.HELD_OUT[split], validate.DATA / "h200_counters.jsonl"):
@@ -106,17 +110,18 @@ def test_the_readme_figures_hold_on_the_fifth_blind_set():
     same scores), measured at stop 48 as far as the sweep's time budget went (the first 21 of its 24 groups, in the
     set's order), scored once: 0.87 (0.73) / 0 % / 8.7 % / 15 %, every threshold met, 3 of 3 overflows predicted; its
     fp16 paged decode picks a config 2.6x slow. With the five blind sets pooled, 103 groups, every threshold is met:
-    0.83 (0.60) / 2.0 % / 21 % / 15 %."""
+    0.83 (0.60) / 2.0 % / 21 % / 15 %. Since stop 49: holdout30 0.84 (0.76) / 0 % / 18 % / 15 %, the decode's pick
+    as slow, the five pooled 0.85 (0.64) / 0 % / 17 % / 15 %."""
     scores = _blind_scores("holdout30", 24, 439, measured=21)
     total = validate.summary(list(scores.values()))
     assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
-    assert total["rho"] >= 0.873 and total["rho_p10"] >= 0.732 and total["regret"] <= 0.0
-    assert total["regret_p90"] <= 0.088 and total["mape"] <= 0.155
+    assert total["rho"] >= 0.835 and total["rho_p10"] >= 0.764 and total["regret"] <= 0.0
+    assert total["regret_p90"] <= 0.18 and total["mape"] <= 0.154
     assert {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25} == {
         "holdout30_decode_fp16_b24_h64_kv8_d128": 1.6}
     blind = list(scores.values()) + sum((split_scores(split, validate.HELD_OUT[split])
                                          for split in ("holdout26", "holdout27", "holdout28", "holdout29")), [])
     pooled = validate.summary(blind)
     assert pooled["groups"] == 103 and validate.passes(pooled) and pooled["overflows"] == 16
-    assert pooled["rho"] >= 0.828 and pooled["rho_p10"] >= 0.601 and pooled["regret"] <= 0.021
-    assert pooled["regret_p90"] <= 0.21 and pooled["mape"] <= 0.155
+    assert pooled["rho"] >= 0.85 and pooled["rho_p10"] >= 0.64 and pooled["regret"] <= 0.0
+    assert pooled["regret_p90"] <= 0.171 and pooled["mape"] <= 0.147
