@@ -2,6 +2,8 @@
 
 Run on the GPU machine beside sweep.py (same cases, same inputs):
     WAVETILE_SWEEP_BACKEND=triton python benchmarks/gpu/compile_facts.py OUT.jsonl [--family F] [--case C] [--jobs N]
+or anywhere Triton is installed with --offline (offline_build.py: built for sm_90, not launched; a build over the
+H200's shared memory is marked out_of_resources as the launch would fail).
 Each config is compiled and launched once; the compiled kernel's n_regs, n_spills and shared bytes, and
 the MMA version in its TTGIR (3 = warpgroup wgmma, 2 = warp-level mma.sync, 0 = no tensor-core dot), its
 layout conversions and blocked layouts (the coalescing pass's choice for each access), are written one
@@ -31,29 +33,48 @@ _MMA = re.compile(r"nvidia_mma<\{versionMajor = (\d)")
 _BLOCKED = re.compile(r"^#blocked\d* = #ttg\.blocked<\{(.*)\}>", re.MULTILINE)  # the layouts, in order
 
 
-def compile_case(name: str, seed: int, read: Callable[[object], dict]) -> list[dict]:
-    """One row per config of case `name`: the config compiled and launched once on the case's inputs, then the
-    fields `read` takes from the compiled kernel, or the failure's status and message."""
-    import torch
-    from sweep import classify, to_device
+def compile_case(name: str, seed: int, read: Callable[[object], dict], offline: bool = False) -> list[dict]:
+    """One row per config of case `name`: the config compiled and launched once on the case's inputs (built for
+    sm_90 without a GPU when `offline`), then the fields `read` takes from the compiled kernel, or the failure's
+    status and message."""
+    from sweep import classify
 
     case = next(c for c in sk.cases() if c.name == name)
     arrays = case.inputs(np.random.default_rng(seed))
-    dev = {key: to_device(a) for key, a in arrays.items()}
+    compile_one = _build_offline if offline else _launch_once
     rows = []
     for cfg in case.configs:
-        args, kwargs = sk.launch_args(case, dev, cfg)
         row = {"case": case.name, "config": json.dumps(cfg, sort_keys=True)}
         try:
-            compiled = case.kernel[case.grid(cfg)](*args, **kwargs)
-            torch.cuda.synchronize()
-            row.update(read(compiled))
+            row.update(read(compile_one(case, arrays, cfg)))
         except Exception as exc:  # noqa: BLE001 - a config that does not compile is a fact too
             row.update(status=classify(exc), error=f"{type(exc).__name__}: {str(exc)[:160]}")
         rows.append(row)
-    del dev
-    torch.cuda.empty_cache()
     return rows
+
+
+def _launch_once(case: sk.Case, arrays: dict, cfg: dict):
+    import torch
+    from sweep import to_device
+
+    args, kwargs = sk.launch_args(case, {key: to_device(a) for key, a in arrays.items()}, cfg)
+    compiled = case.kernel[case.grid(cfg)](*args, **kwargs)
+    torch.cuda.synchronize()
+    return compiled
+
+
+H200_SHARED_BYTES = 232448  # the most shared memory a program may ask for (227 KiB)
+
+
+def _build_offline(case: sk.Case, arrays: dict, cfg: dict):
+    import offline_build
+
+    args, kwargs = sk.launch_args(case, arrays, cfg)
+    compiled = offline_build.build(case.kernel, args, kwargs)
+    if compiled.metadata.shared > H200_SHARED_BYTES:  # the driver refuses such a launch
+        raise RuntimeError(f"out of resource: shared memory, Required: {compiled.metadata.shared}, "
+                           f"Hardware limit: {H200_SHARED_BYTES}")
+    return compiled
 
 
 def facts(compiled) -> dict:
@@ -73,6 +94,7 @@ def selection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", action="append", help="only these splits")
     parser.add_argument("--jobs", type=int, default=8, help="processes compiling at once (one case each)")
     parser.add_argument("--seed", type=int, default=20261201)
+    parser.add_argument("--offline", action="store_true", help="build for sm_90 on this machine, launch nothing")
 
 
 def write_cases(opts: argparse.Namespace, read: Callable[[object], dict]) -> None:
@@ -80,7 +102,7 @@ def write_cases(opts: argparse.Namespace, read: Callable[[object], dict]) -> Non
     names = [c.name for c in sk.cases() if (not opts.family or c.family in opts.family)
              and (not opts.case or c.name in opts.case) and (not opts.split or c.split in opts.split)]
     spawn = multiprocessing.get_context("spawn")
-    worker = functools.partial(compile_case, read=read)
+    worker = functools.partial(compile_case, read=read, offline=opts.offline)
     with open(opts.out, "w") as f, ProcessPoolExecutor(opts.jobs, mp_context=spawn) as pool:
         for rows in pool.map(worker, names, [opts.seed] * len(names)):
             for row in rows:

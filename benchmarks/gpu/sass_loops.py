@@ -1,6 +1,7 @@
 """How the GPU's compiler issues the loads of each loop: Triton's machine code (SASS) for sweep configs.
 
-Run on the GPU machine (CUDA's cuobjdump, torch and triton there):
+Run on the GPU machine (torch and triton there), or with --offline anywhere Triton is installed (built for sm_90,
+not launched: offline_build.py):
     WAVETILE_SWEEP_BACKEND=triton python benchmarks/gpu/sass_loops.py OUT.jsonl [--family F] [--case C] [--split S]
 Each config is compiled and launched once, its cubin disassembled, and every loop of the machine code (a
 backward branch and its target) is read for its global loads and the points where the code waits for one: one
@@ -26,6 +27,7 @@ os.environ.setdefault("WAVETILE_SWEEP_BACKEND", "triton")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import compile_facts  # noqa: E402
+import offline_build  # noqa: E402
 
 _INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 _REGISTER = re.compile(r"\bR(\d+)\b")
@@ -82,7 +84,8 @@ def machine_code_loops(compiled) -> dict:
     with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
         cubin.write(compiled.asm["cubin"])
         cubin.flush()
-        sass = subprocess.run(["cuobjdump", "-sass", cubin.name], capture_output=True, text=True, check=True).stdout
+        sass = subprocess.run([offline_build.tool("cuobjdump"), "-sass", cubin.name], capture_output=True, text=True,
+                              check=True).stdout
     return {"loops": loops(sass)}
 
 
