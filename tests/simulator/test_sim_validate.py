@@ -137,7 +137,8 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout27", 20, 0.846, 0.0, 0.144, 0.145),
     ("holdout28", 19, 0.855, 0.038, 0.193, 0.152),
     ("holdout29", 23, 0.879, 0.045, 0.123, 0.16),
-    ("holdout30", 21, 0.835, 0.0, 0.18, 0.154),
+    ("holdout30", 22, 0.832, 0.0, 0.212, 0.149),
+    ("holdout31", 25, 0.82, 0.049, 0.276, 0.148),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = split_figures(split, f"h200_{split}.csv")
@@ -184,7 +185,7 @@ def test_the_readme_figures_hold_on_holdout18_s_groups():
 
 def test_the_readme_figures_hold_on_what_to_trust():
     """README 'Trust it for ...': the median rank correlation of the kernel families it names, the worst pick of a
-    LayerNorm (a Welford one, 19 % slow; Triton's looped ones pick their best config since stop 47) and the row sums'
+    LayerNorm (a Welford one, 30 % slow; Triton's looped ones pick their best config since stop 47) and the row sums'
     rank."""
     scores = {}
     for split, csv_name in [("validation", "h200_sweep.csv")] + list(validate.HELD_OUT.items()):
@@ -196,7 +197,7 @@ def test_the_readme_figures_hold_on_what_to_trust():
     assert rho("softmax_") >= 0.94 and rho("rmsnorm_") >= 0.94 and rho("attention_") >= 0.86
     assert rho("holdout2_bmm") >= 0.967 and rho("holdout7_w8a16") >= 0.925
     assert rho("matmul_") >= 0.886
-    assert max(s.regret for case, s in scores.items() if "layernorm" in case) <= 0.19
+    assert max(s.regret for case, s in scores.items() if "layernorm" in case) <= 0.305
     assert max(s.regret for case, s in scores.items() if case.startswith("holdout3_layernorm_looped")) == 0
     row_sums = [s.rho for case, s in scores.items() if case.startswith("rowsum")]
     assert min(row_sums) >= 0.67
@@ -205,8 +206,9 @@ def test_the_readme_figures_hold_on_what_to_trust():
 def test_nineteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
     """README and tutorial 04: holdout, holdout3, holdout4, holdout6, holdout7, holdout8, holdout14 to holdout16,
     holdout19, holdout20, holdout22 to holdout24 and holdout26 to holdout30 meet the validation thresholds (rho >= 0.8,
-    picks <= 10 % / 25 % slow, time error <= 25 %); the other eleven do not. All 385 groups pooled meet them. Every set
-    but holdout21 ranks 0.61-0.88 with its picks 0-9 % slow at the median (tutorial 04)."""
+    picks <= 10 % / 25 % slow, time error <= 25 %); the other twelve do not (holdout31, scored blind, misses the picks'
+    p90). All 411 groups pooled meet them. Every set but holdout21 ranks 0.61-0.88 with its picks 0-9 % slow at the
+    median (tutorial 04)."""
     scores, sets = held_out_scores()
     rest = [t for split, t in sets.items() if split != "holdout21"]
     assert 0.61 <= min(t["rho"] for t in rest) and max(t["rho"] for t in rest) < 0.885
@@ -216,9 +218,9 @@ def test_nineteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
     assert meet == {"holdout", "holdout3", "holdout4", "holdout6", "holdout7", "holdout8", "holdout14", "holdout15",
                     "holdout16", "holdout19", "holdout20", "holdout22", "holdout23", "holdout24", "holdout26",
                     "holdout27", "holdout28", "holdout29", "holdout30"}
-    pooled = validate.summary(scores)  # README: the 385 groups pooled score 0.84 (0.55) / 0 % / 18 % / 16 %
-    assert len(scores) == 385 and validate.passes(pooled) and pooled["rho"] >= 0.835 and pooled["rho_p10"] >= 0.55
-    assert pooled["regret"] <= 0.0 and pooled["regret_p90"] <= 0.178 and pooled["mape"] <= 0.157
+    pooled = validate.summary(scores)  # README: the 411 groups pooled score 0.84 (0.54) / 0 % / 19 % / 16 %
+    assert len(scores) == 411 and validate.passes(pooled) and pooled["rho"] >= 0.835 and pooled["rho_p10"] >= 0.541
+    assert pooled["regret"] <= 0.0 and pooled["regret_p90"] <= 0.19 and pooled["mape"] <= 0.156
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():

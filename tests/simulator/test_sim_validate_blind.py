@@ -109,19 +109,44 @@ def test_the_readme_figures_hold_on_the_fifth_blind_set():
     """README: holdout30, chosen and modeled at stop 46 before any timing (re-modeled after stop 47's L1 change: the
     same scores), measured at stop 48 as far as the sweep's time budget went (the first 21 of its 24 groups, in the
     set's order), scored once: 0.87 (0.73) / 0 % / 8.7 % / 15 %, every threshold met, 3 of 3 overflows predicted; its
-    fp16 paged decode picks a config 2.6x slow. With the five blind sets pooled, 103 groups, every threshold is met:
-    0.83 (0.60) / 2.0 % / 21 % / 15 %. Since stop 49: holdout30 0.84 (0.76) / 0 % / 18 % / 15 %, the decode's pick
-    as slow, the five pooled 0.85 (0.64) / 0 % / 17 % / 15 %."""
-    scores = _blind_scores("holdout30", 24, 439, measured=21)
+    fp16 paged decode picks a config 2.6x slow. With the five blind sets pooled, 103 groups, every threshold was met:
+    0.83 (0.60) / 2.0 % / 21 % / 15 %. At stop 49 its 22nd group, the logsumexp, was timed (its five configs of
+    16,384-wide blocks over 12,000 columns return NaN on the GPU, as under wavetile: lanes past the row never see a
+    value, so they are left out as wrong); with stop 49's model the 22 groups score 0.83 (0.76) / 0 % / 21 % / 15 %,
+    the logsumexp's pick 31 % slow and the decode's as before, the five sets pooled 0.85 (0.62) / 1.0 % / 18 % /
+    15 %."""
+    scores = _blind_scores("holdout30", 24, 439, measured=22)
     total = validate.summary(list(scores.values()))
     assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
-    assert total["rho"] >= 0.835 and total["rho_p10"] >= 0.764 and total["regret"] <= 0.0
-    assert total["regret_p90"] <= 0.18 and total["mape"] <= 0.154
+    assert total["rho"] >= 0.832 and total["rho_p10"] >= 0.76 and total["regret"] <= 0.0
+    assert total["regret_p90"] <= 0.212 and total["mape"] <= 0.149
     assert {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25} == {
-        "holdout30_decode_fp16_b24_h64_kv8_d128": 1.6}
+        "holdout30_decode_fp16_b24_h64_kv8_d128": 1.6, "holdout30_lse_fp32_3000x12000": 0.31}
     blind = list(scores.values()) + sum((split_scores(split, validate.HELD_OUT[split])
                                          for split in ("holdout26", "holdout27", "holdout28", "holdout29")), [])
     pooled = validate.summary(blind)
-    assert pooled["groups"] == 103 and validate.passes(pooled) and pooled["overflows"] == 16
-    assert pooled["rho"] >= 0.85 and pooled["rho_p10"] >= 0.64 and pooled["regret"] <= 0.0
-    assert pooled["regret_p90"] <= 0.171 and pooled["mape"] <= 0.147
+    assert pooled["groups"] == 104 and validate.passes(pooled) and pooled["overflows"] == 16
+    assert pooled["rho"] >= 0.848 and pooled["rho_p10"] >= 0.622 and pooled["regret"] <= 0.011
+    assert pooled["regret_p90"] <= 0.183 and pooled["mape"] <= 0.146
+
+
+def test_the_readme_figures_hold_on_the_sixth_blind_set():
+    """README: holdout31, chosen at stop 49 after that stop's change (which was chosen looking at every earlier set),
+    modeled, its compile facts and machine code read without a GPU, all before any timing, then timed once and scored
+    once: 0.82 (0.39) / 4.9 % / 28 % / 15 %, every threshold but the picks' p90 met, 3 of 3 overflows predicted; its
+    Welford LayerNorm, column softmax and mean pooling pick configs 30 %, 72 % and 38 % slow. The six blind sets
+    pooled, 129 groups, meet every threshold: 0.85 (0.60) / 2.4 % / 22 % / 15 %."""
+    scores = _blind_scores("holdout31", 25, 442)
+    total = validate.summary(list(scores.values()))
+    assert not validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
+    assert total["rho"] >= 0.82 and total["rho_p10"] >= 0.385 and total["regret"] <= 0.049
+    assert 0.25 < total["regret_p90"] <= 0.276 and total["mape"] <= 0.148
+    assert {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25} == {
+        "holdout31_welford_layernorm_bf16_3000x12000": 0.3, "holdout31_column_softmax_fp16_1536x6000": 0.72,
+        "holdout31_mean_pool_fp16_b48_s1500_d2048": 0.38}
+    blind = list(scores.values()) + sum((split_scores(split, validate.HELD_OUT[split]) for split in (
+        "holdout26", "holdout27", "holdout28", "holdout29", "holdout30")), [])
+    pooled = validate.summary(blind)
+    assert pooled["groups"] == 129 and validate.passes(pooled) and pooled["overflows"] == 19
+    assert pooled["rho"] >= 0.847 and pooled["rho_p10"] >= 0.6 and pooled["regret"] <= 0.024
+    assert pooled["regret_p90"] <= 0.219 and pooled["mape"] <= 0.147
