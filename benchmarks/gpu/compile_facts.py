@@ -63,17 +63,17 @@ def _launch_once(case: sk.Case, arrays: dict, cfg: dict):
     return compiled
 
 
-H200_SHARED_BYTES = 232448  # the most shared memory a program may ask for (227 KiB)
-
-
 def _build_offline(case: sk.Case, arrays: dict, cfg: dict):
     import offline_build
 
+    from simulator.specs import get_spec
+
+    limit = get_spec("h200").shared_bytes_per_program_max
     args, kwargs = sk.launch_args(case, arrays, cfg)
     compiled = offline_build.build(case.kernel, args, kwargs)
-    if compiled.metadata.shared > H200_SHARED_BYTES:  # the driver refuses such a launch
+    if compiled.metadata.shared > limit:  # the driver refuses such a launch
         raise RuntimeError(f"out of resource: shared memory, Required: {compiled.metadata.shared}, "
-                           f"Hardware limit: {H200_SHARED_BYTES}")
+                           f"Hardware limit: {limit}")
     return compiled
 
 

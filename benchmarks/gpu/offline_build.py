@@ -29,6 +29,14 @@ def tool(name: str) -> str:
     return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
 
 
+def cuobjdump(cubin: bytes, option: str) -> str:
+    """What Triton's cuobjdump prints for a cubin with `option` (-sass: the machine code; -res-usage: resources)."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        return subprocess.run([tool("cuobjdump"), option, f.name], capture_output=True, text=True, check=True).stdout
+
+
 @dataclass(frozen=True)
 class OfflineKernel:
     """The parts of a compiled kernel the fact readers use, as a launched kernel would have them."""
@@ -66,10 +74,5 @@ def build(kernel, args: tuple, kwargs: dict) -> OfflineKernel:
     options, signature, constexprs, attrs = kernel._pack_args(backend, kwargs, bound, specialization, options)
     compiled = triton.compile(ASTSource(kernel, signature, constexprs, attrs), target=target,
                               options=options.__dict__)
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
-        cubin.write(compiled.asm["cubin"])
-        cubin.flush()
-        usage = subprocess.run([tool("cuobjdump"), "-res-usage", cubin.name], capture_output=True, text=True,
-                               check=True).stdout
-    registers, stack, local = map(int, _USAGE.search(usage).groups())
+    registers, stack, local = map(int, _USAGE.search(cuobjdump(compiled.asm["cubin"], "-res-usage")).groups())
     return OfflineKernel(asm=compiled.asm, metadata=compiled.metadata, n_regs=registers, n_spills=(stack + local) // 4)

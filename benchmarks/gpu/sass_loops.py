@@ -19,9 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
 os.environ.setdefault("WAVETILE_SWEEP_BACKEND", "triton")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -81,12 +79,7 @@ def loops(sass: str) -> list[dict]:
 
 def machine_code_loops(compiled) -> dict:
     """The loops of a compiled kernel's cubin, disassembled by cuobjdump."""
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
-        cubin.write(compiled.asm["cubin"])
-        cubin.flush()
-        sass = subprocess.run([offline_build.tool("cuobjdump"), "-sass", cubin.name], capture_output=True, text=True,
-                              check=True).stdout
-    return {"loops": loops(sass)}
+    return {"loops": loops(offline_build.cuobjdump(compiled.asm["cubin"], "-sass"))}
 
 
 def main(argv: list[str] | None = None) -> int:
