@@ -24,7 +24,7 @@ groups and its pick is within 2 % of the best config in most groups (16 % slower
 decode); an absolute time is off by 15 % at the median. On new shapes of the kernels it was built with it
 holds up (the sixteenth and twenty-second held-out sets meet every threshold); on kernels it never saw it ranks less
 well (rank correlation 0.61-0.88 over thirty of thirty-one held-out sets, picks 0-9 % slow at the median;
-nineteen of them meet all four thresholds and all 411 groups pooled do; of the six sets scored blind five meet them
+nineteen of them meet all four thresholds and all 413 groups pooled do; of the six sets scored blind five meet them
 all and the sixth misses only its picks' p90, 28 % for 25 %),
 worst where the GPU's compiler spills registers (the library's conv1d ranks its configs at 0.21, its pick 2.1x slow)
 or waits for a loop's loads one by one more often than the model expects (a paged decode over 16 keys a warp: 14

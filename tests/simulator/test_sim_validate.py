@@ -137,7 +137,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout27", 20, 0.846, 0.0, 0.144, 0.145),
     ("holdout28", 19, 0.855, 0.038, 0.193, 0.152),
     ("holdout29", 23, 0.879, 0.045, 0.123, 0.16),
-    ("holdout30", 22, 0.832, 0.0, 0.212, 0.149),
+    ("holdout30", 24, 0.832, 0.0, 0.205, 0.158),
     ("holdout31", 25, 0.82, 0.049, 0.276, 0.148),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
@@ -207,7 +207,7 @@ def test_nineteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
     """README and tutorial 04: holdout, holdout3, holdout4, holdout6, holdout7, holdout8, holdout14 to holdout16,
     holdout19, holdout20, holdout22 to holdout24 and holdout26 to holdout30 meet the validation thresholds (rho >= 0.8,
     picks <= 10 % / 25 % slow, time error <= 25 %); the other twelve do not (holdout31, scored blind, misses the picks'
-    p90). All 411 groups pooled meet them. Every set but holdout21 ranks 0.61-0.88 with its picks 0-9 % slow at the
+    p90). All 413 groups pooled meet them. Every set but holdout21 ranks 0.61-0.88 with its picks 0-9 % slow at the
     median (tutorial 04)."""
     scores, sets = held_out_scores()
     rest = [t for split, t in sets.items() if split != "holdout21"]
@@ -218,8 +218,8 @@ def test_nineteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
     assert meet == {"holdout", "holdout3", "holdout4", "holdout6", "holdout7", "holdout8", "holdout14", "holdout15",
                     "holdout16", "holdout19", "holdout20", "holdout22", "holdout23", "holdout24", "holdout26",
                     "holdout27", "holdout28", "holdout29", "holdout30"}
-    pooled = validate.summary(scores)  # README: the 411 groups pooled score 0.84 (0.54) / 0 % / 19 % / 16 %
-    assert len(scores) == 411 and validate.passes(pooled) and pooled["rho"] >= 0.835 and pooled["rho_p10"] >= 0.541
+    pooled = validate.summary(scores)  # README: the 413 groups pooled score 0.84 (0.54) / 0 % / 19 % / 16 %
+    assert len(scores) == 413 and validate.passes(pooled) and pooled["rho"] >= 0.835 and pooled["rho_p10"] >= 0.541
     assert pooled["regret"] <= 0.0 and pooled["regret_p90"] <= 0.19 and pooled["mape"] <= 0.156
 
 

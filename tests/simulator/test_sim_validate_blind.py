@@ -113,21 +113,22 @@ def test_the_readme_figures_hold_on_the_fifth_blind_set():
     0.83 (0.60) / 2.0 % / 21 % / 15 %. At stop 49 its 22nd group, the logsumexp, was timed (its five configs of
     16,384-wide blocks over 12,000 columns return NaN on the GPU, as under wavetile: lanes past the row never see a
     value, so they are left out as wrong); with stop 49's model the 22 groups score 0.83 (0.76) / 0 % / 21 % / 15 %,
-    the logsumexp's pick 31 % slow and the decode's as before, the five sets pooled 0.85 (0.62) / 1.0 % / 18 % /
-    15 %."""
-    scores = _blind_scores("holdout30", 24, 439, measured=22)
+    the logsumexp's pick 31 % slow and the decode's as before. At stop 50 its last two, GQA attention and A @ B^T,
+    were timed (rho 0.82 and 0.86, both picks the best): all 24 score 0.83 (0.76) / 0 % / 20 % / 16 %, the five sets
+    pooled 0.85 (0.63) / 0 % / 18 % / 15 %."""
+    scores = _blind_scores("holdout30", 24, 439)
     total = validate.summary(list(scores.values()))
     assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
     assert total["rho"] >= 0.832 and total["rho_p10"] >= 0.76 and total["regret"] <= 0.0
-    assert total["regret_p90"] <= 0.212 and total["mape"] <= 0.149
+    assert total["regret_p90"] <= 0.205 and total["mape"] <= 0.158
     assert {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25} == {
         "holdout30_decode_fp16_b24_h64_kv8_d128": 1.6, "holdout30_lse_fp32_3000x12000": 0.31}
     blind = list(scores.values()) + sum((split_scores(split, validate.HELD_OUT[split])
                                          for split in ("holdout26", "holdout27", "holdout28", "holdout29")), [])
     pooled = validate.summary(blind)
-    assert pooled["groups"] == 104 and validate.passes(pooled) and pooled["overflows"] == 16
-    assert pooled["rho"] >= 0.848 and pooled["rho_p10"] >= 0.622 and pooled["regret"] <= 0.011
-    assert pooled["regret_p90"] <= 0.183 and pooled["mape"] <= 0.146
+    assert pooled["groups"] == 106 and validate.passes(pooled) and pooled["overflows"] == 16
+    assert pooled["rho"] >= 0.848 and pooled["rho_p10"] >= 0.627 and pooled["regret"] <= 0.0
+    assert pooled["regret_p90"] <= 0.182 and pooled["mape"] <= 0.149
 
 
 def test_the_readme_figures_hold_on_the_sixth_blind_set():
@@ -135,7 +136,7 @@ def test_the_readme_figures_hold_on_the_sixth_blind_set():
     modeled, its compile facts and machine code read without a GPU, all before any timing, then timed once and scored
     once: 0.82 (0.39) / 4.9 % / 28 % / 15 %, every threshold but the picks' p90 met, 3 of 3 overflows predicted; its
     Welford LayerNorm, column softmax and mean pooling pick configs 30 %, 72 % and 38 % slow. The six blind sets
-    pooled, 129 groups, meet every threshold: 0.85 (0.60) / 2.4 % / 22 % / 15 %."""
+    pooled, 131 groups (holdout30 whole since stop 50), meet every threshold: 0.85 (0.60) / 2.0 % / 22 % / 15 %."""
     scores = _blind_scores("holdout31", 25, 442)
     total = validate.summary(list(scores.values()))
     assert not validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
@@ -147,6 +148,6 @@ def test_the_readme_figures_hold_on_the_sixth_blind_set():
     blind = list(scores.values()) + sum((split_scores(split, validate.HELD_OUT[split]) for split in (
         "holdout26", "holdout27", "holdout28", "holdout29", "holdout30")), [])
     pooled = validate.summary(blind)
-    assert pooled["groups"] == 129 and validate.passes(pooled) and pooled["overflows"] == 19
-    assert pooled["rho"] >= 0.847 and pooled["rho_p10"] >= 0.6 and pooled["regret"] <= 0.024
-    assert pooled["regret_p90"] <= 0.219 and pooled["mape"] <= 0.147
+    assert pooled["groups"] == 131 and validate.passes(pooled) and pooled["overflows"] == 19
+    assert pooled["rho"] >= 0.847 and pooled["rho_p10"] >= 0.6 and pooled["regret"] <= 0.021
+    assert pooled["regret_p90"] <= 0.218 and pooled["mape"] <= 0.148
