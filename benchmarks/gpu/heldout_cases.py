@@ -1,8 +1,8 @@
 """The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
-the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", ..., "holdout31").
+the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", ..., "holdout32").
 
 Each set's kernels and cases are a module of their own: holdout1.py (split "holdout"), holdout2.py, ...,
-holdout31.py. They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
+holdout32.py. They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from holdout28 import holdout28_cases
 from holdout29 import holdout29_cases
 from holdout30 import holdout30_cases
 from holdout31 import holdout31_cases
+from holdout32 import holdout32_cases
 from sweep_cases import Case
 
 
@@ -49,4 +50,4 @@ def heldout_cases() -> list[Case]:
             + holdout19_cases() + holdout20_cases() + holdout21_cases() + holdout22_cases()
             + holdout23_cases() + holdout24_cases() + holdout25_cases() + holdout26_cases()
             + holdout27_cases() + holdout28_cases() + holdout29_cases() + holdout30_cases()
-            + holdout31_cases())
+            + holdout31_cases() + holdout32_cases())
