@@ -200,8 +200,9 @@ def _unrolled_copies(c: Counters, key: str, loops: list[dict]) -> float:
 def test_the_unrolling_rule_holds_on_the_stored_machine_code():
     """README: the copies of a loop body the cost model takes the backend to unroll (MachineSpec.unroll_*) agree
     with Triton's machine code (within 25 %) on 1,075 of the 1,180 configs with one loop that is not pipelined (1,069
-    of 1,174 before holdout30's last two groups were timed, 943 of 1,031 before holdout31's, 868 of the 953 before holdout30's machine code, 723 of the 772 before holdout21,
-    holdout25 and holdout29's, 721 of those before a body's loads were counted; 532 of the first 576, where LLVM's own
+    of 1,174 before holdout30's last two groups were timed, 943 of 1,031 before holdout31's, 868 of the 953 before
+    holdout30's machine code, 723 of the 772 before holdout21, holdout25 and holdout29's, 721 of those before a
+    body's loads were counted; 532 of the first 576, where LLVM's own
     parameters, a power of two up to 8 copies within 75 instructions, agreed on 472); every loop of constant trip
     count it unrolled fully is predicted so, and the loops of one-element loads over unaligned column sums are left
     rolled, as the machine code has them."""
