@@ -42,7 +42,8 @@ on one unit, in cycles (per-program counts are launch totals / programs):
              other instructions / (num_warps * warp_issue_ipc) + its dots at the unit's tensor rate. The main
              loop (the plain loop that moves the most bytes) takes at least W unloaded round trips a body:
              W = serialized_load_waits where the program's registers pass the compiler's target
-             (occupancy.register_target: the build then schedules the loads apart to need fewer), the machine
+             (occupancy.register_target: the build then schedules the loads apart to need fewer), more for a
+             loop that gathers through indices it loads (chain > 1: occupancy.gather_waits), the machine
              code's count where that is known (Counters.loop_load_waits). Plus the rest of the program's work,
              its memory instructions one after another through the unit's memory pipe (simt_lanes_per_clk
              "memory": alone on a unit, a program still issues its loads and stores no faster), barriers
@@ -85,7 +86,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simulator.counters import INSTRUCTION_CLASSES, ROW_BUCKETS, Counters, phase_fields
-from simulator.occupancy import REGISTER_SPREAD, Occupancy, Waves, occupancy, register_budget, register_target, waves
+from simulator.occupancy import (
+    REGISTER_SPREAD,
+    Occupancy,
+    Waves,
+    gather_waits,
+    occupancy,
+    register_budget,
+    register_target,
+    waves,
+)
 from simulator.specs import OPERAND_BYTES, SIMT_DOT_TYPES, MachineSpec, ceil_div, current_spec
 
 COMPONENTS = ("tensor", "issue", "shared", "l1", "l2", "dram", "latency", "atomics")
@@ -298,12 +308,15 @@ class _PerProgram:
         keys = [key for key in counters.phase_rounds if counters.phase_rounds[key]]
         self.phases = [_Phase.of(key, counters, n) for key in keys]
         # the main loop (the plain looped phase that moves the most bytes) waits for its loads that many times a body:
-        # the compiler's count where its machine code is known, else serialized_load_waits where the registers pass
-        # the compiler's target (it then schedules the loads apart), else once
+        # the compiler's count where its machine code is known, else, where the registers pass the compiler's target
+        # (it then schedules the loads apart), serialized_load_waits or, for a loop that gathers, gather_waits;
+        # else once
         plain = [phase for phase in self.phases if phase.looped and not phase.depth]
         self.main_loop = max(plain, key=lambda phase: phase.rounds * phase.bytes) if plain else None
+        squeezed = counters.registers_per_thread > register_target(spec, num_warps)
+        gathers = self.main_loop is not None and self.main_loop.chain > 1
         self.loop_load_waits = counters.loop_load_waits or (
-            spec.serialized_load_waits if counters.registers_per_thread > register_target(spec, num_warps) else 0)
+            (gather_waits(spec, num_warps) if gathers else spec.serialized_load_waits) if squeezed else 0)
         # the L1's cycles for one program's loads (their tags and their data banks' wavefronts, whichever take
         # longer), and for one round of each phase: the program's, shared among its phases by the bytes they load
         self.l1_load_cycles = max(counters.load_lines / spec.l1_lines_per_clk,

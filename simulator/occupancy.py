@@ -154,6 +154,15 @@ def register_target(spec: MachineSpec, num_warps: int) -> int:
     return min(register_budget(spec, num_warps), max(unit, per_thread))
 
 
+def gather_waits(spec: MachineSpec, num_warps: int) -> float:
+    """Round trips the body of a loop that gathers (loads through indices it loads: a paged KV cache's page table, a
+    MoE combine's expert rows) waits for its loads once its registers pass register_target: the indexed loads can
+    only issue as their indices arrive, and squeezed into fewer registers they issue a few at a time, the more so
+    the fewer warps hold them (spec.serialized_gather_waits, the machine code's medians by warps)."""
+    table = spec.serialized_gather_waits
+    return table[max(warps for warps in table if warps <= max(1, num_warps))]
+
+
 def register_budget(spec: MachineSpec, num_warps: int) -> int:
     """Registers one thread can get: the per-thread maximum, or the program's share of its budget
     (a 1,024-thread program gets 64 of 65,536), in whole allocation units per warp."""

@@ -124,6 +124,9 @@ class MachineSpec:
     unroll_copies: float  # copies it makes of such a body when the trip count is known only at run time
     unroll_full_instructions: float  # trips x body instructions up to which it unrolls a constant-trip loop fully
     serialized_load_waits: float  # round trips a loop body waits for its loads when the compiler schedules them apart
+    # the same for a loop that gathers (its loads' addresses come from its other loads), by the program's warps: a
+    # program takes the row of the most warps at or below its own
+    serialized_gather_waits: Mapping[int, float]
     exchange_cycles: float  # critical-path cost of each result a warp passes through a cross-warp exchange beyond
     #                         barrier_cycles and its wavefronts (shared store, wait, load)
     # cost-model blend: T_wave = max + alpha * (sum - max)
@@ -320,6 +323,9 @@ def _validate(spec: MachineSpec) -> None:
     if runs != sorted(runs) or any(not (0 < e <= 1) for _, *pair in spec.dram_run_efficiency for e in pair):
         raise ValueError(f"MachineSpec {spec.name!r}: dram_run_efficiency must be (run bytes, near, far) rows by "
                          "growing run, efficiencies in (0, 1]")
+    gathers = spec.serialized_gather_waits
+    if 1 not in gathers or any(not (warps >= 1 and waits > 0) for warps, waits in gathers.items()):
+        raise ValueError(f"MachineSpec {spec.name!r}: serialized_gather_waits maps warps (1 among them) to waits > 0")
     missing = set(PIPES) - set(spec.simt_lanes_per_clk)
     if missing:
         raise ValueError(f"MachineSpec {spec.name!r}: simt_lanes_per_clk lacks {sorted(missing)}")

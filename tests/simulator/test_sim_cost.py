@@ -5,6 +5,7 @@ import dataclasses
 import pytest
 
 from simulator import BOUNDS, Counters, cost, estimate
+from simulator.occupancy import gather_waits
 from simulator.specs import get_spec
 
 
@@ -155,6 +156,22 @@ def test_a_loop_needing_more_registers_than_the_compiler_s_target_waits_for_its_
     waits = spec.serialized_load_waits if serialized else 1
     assert latency == pytest.approx((64 * waits * spec.dram_round_cycles + memory_issue(loop, spec))
                                     / spec.clock_hz, rel=0.01)
+
+
+@pytest.mark.parametrize("num_warps, registers", [(1, 72), (2, 40), (8, 128)])
+def test_a_squeezed_loop_that_gathers_waits_for_its_loads_more_often_the_fewer_warps_hold_them(num_warps, registers):
+    """A loop whose loads go through indices it loads (chain 2: a page table, then the rows) and whose registers pass
+    the compiler's target waits gather_waits round trips a body (14 in 1-warp programs on the H200, 6 from 4 warps
+    up), where below the target it waits for its two dependent round trips."""
+    spec = get_spec("h200")
+
+    def latency(count: int) -> float:
+        loop = chain(64, key="0:0:2:ordered", num_warps=num_warps, registers_per_thread=count)
+        cycles = estimate(loop, 1, spec, register_spread=0).components["latency"] * spec.clock_hz
+        return cycles - memory_issue(loop, spec)
+
+    assert latency(registers) == pytest.approx(64 * gather_waits(spec, num_warps) * spec.dram_round_cycles, rel=0.01)
+    assert latency(16) == pytest.approx(64 * 2 * spec.dram_round_cycles, rel=0.01)
 
 
 def test_a_program_alone_on_a_unit_still_issues_its_memory_instructions_one_after_another():

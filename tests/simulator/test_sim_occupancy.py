@@ -3,7 +3,7 @@
 import pytest
 
 from simulator import estimate_registers, occupancy, waves
-from simulator.occupancy import register_target
+from simulator.occupancy import gather_waits, register_target
 from simulator.specs import get_spec
 
 
@@ -70,3 +70,13 @@ def test_the_compiler_s_register_target_keeps_the_unit_full(num_warps, target):
     full = occupancy(spec, num_warps, target).active_warps
     assert full == min(spec.max_warps_per_unit, spec.max_programs_per_unit * num_warps)
     assert occupancy(spec, num_warps, target + spec.register_alloc_unit // spec.warp_size).active_warps < full
+
+
+@pytest.mark.parametrize("num_warps, waits", [(1, 14.0), (2, 8.0), (3, 8.0), (4, 6.0), (32, 6.0)])
+def test_a_gathering_loop_s_waits_come_from_the_row_of_the_most_warps_at_or_below_the_program_s(num_warps, waits):
+    assert gather_waits(get_spec("h200"), num_warps) == waits
+
+
+def test_a_gather_waits_table_without_a_row_for_one_warp_is_rejected():
+    with pytest.raises(ValueError, match="serialized_gather_waits"):
+        get_spec("h200").replace(serialized_gather_waits={2: 8.0})

@@ -108,37 +108,38 @@ def test_the_readme_figures_hold_on_the_validation_split():
 
 
 @pytest.mark.parametrize("split, groups, rho, regret, regret_p90, mape", [
-    ("holdout", 10, 0.835, 0.024, 0.134, 0.147),
-    ("holdout2", 11, 0.613, 0.087, 0.199, 0.169),
-    ("holdout3", 10, 0.857, 0.0, 0.155, 0.142),
-    ("holdout4", 10, 0.878, 0.0, 0.095, 0.162),
-    ("holdout5", 10, 0.79, 0.0, 0.292, 0.148),
-    ("holdout6", 10, 0.824, 0.033, 0.174, 0.155),
-    ("holdout7", 10, 0.839, 0.0, 0.049, 0.154),
-    ("holdout8", 10, 0.846, 0.0, 0.051, 0.114),
-    ("holdout9", 10, 0.774, 0.027, 0.162, 0.143),
-    ("holdout10", 10, 0.688, 0.011, 0.379, 0.159),
-    ("holdout11", 10, 0.779, 0.0, 0.099, 0.154),
-    ("holdout12", 10, 0.655, 0.08, 0.832, 0.174),
-    ("holdout13", 10, 0.784, 0.041, 0.163, 0.228),
-    ("holdout14", 10, 0.856, 0.047, 0.178, 0.152),
-    ("holdout15", 6, 0.81, 0.066, 0.161, 0.172),
-    ("holdout16", 13, 0.866, 0.0, 0.121, 0.161),
-    ("holdout17", 10, 0.767, 0.0, 0.072, 0.172),
-    ("holdout18", 11, 0.795, 0.0, 0.122, 0.172),
-    ("holdout19", 13, 0.857, 0.0, 0.055, 0.156),
-    ("holdout20", 8, 0.81, 0.085, 0.139, 0.11),
-    ("holdout21", 8, 0.327, 0.025, 0.681, 0.204),
-    ("holdout22", 14, 0.874, 0.0, 0.12, 0.154),
-    ("holdout23", 13, 0.851, 0.036, 0.142, 0.154),
-    ("holdout24", 22, 0.831, 0.06, 0.208, 0.166),
-    ("holdout25", 23, 0.77, 0.0, 0.146, 0.17),
-    ("holdout26", 20, 0.838, 0.0, 0.121, 0.143),
-    ("holdout27", 20, 0.846, 0.0, 0.144, 0.145),
-    ("holdout28", 19, 0.855, 0.038, 0.193, 0.152),
-    ("holdout29", 23, 0.879, 0.045, 0.123, 0.16),
-    ("holdout30", 24, 0.832, 0.0, 0.205, 0.158),
-    ("holdout31", 25, 0.82, 0.049, 0.276, 0.148),
+    ("holdout", 10, 0.834, 0.025, 0.135, 0.148),
+    ("holdout2", 11, 0.612, 0.088, 0.2, 0.17),
+    ("holdout3", 10, 0.856, 0.0, 0.156, 0.143),
+    ("holdout4", 10, 0.877, 0.0, 0.096, 0.163),
+    ("holdout5", 10, 0.789, 0.0, 0.293, 0.149),
+    ("holdout6", 10, 0.823, 0.034, 0.175, 0.156),
+    ("holdout7", 10, 0.838, 0.0, 0.05, 0.155),
+    ("holdout8", 10, 0.845, 0.0, 0.052, 0.115),
+    ("holdout9", 10, 0.773, 0.028, 0.163, 0.144),
+    ("holdout10", 10, 0.687, 0.011, 0.379, 0.16),
+    ("holdout11", 10, 0.779, 0.0, 0.1, 0.155),
+    ("holdout12", 10, 0.655, 0.08, 0.833, 0.175),
+    ("holdout13", 10, 0.783, 0.042, 0.164, 0.229),
+    ("holdout14", 10, 0.855, 0.048, 0.179, 0.153),
+    ("holdout15", 6, 0.809, 0.067, 0.162, 0.173),
+    ("holdout16", 13, 0.865, 0.0, 0.122, 0.161),
+    ("holdout17", 10, 0.766, 0.0, 0.038, 0.182),
+    ("holdout18", 11, 0.795, 0.0, 0.123, 0.173),
+    ("holdout19", 13, 0.856, 0.0, 0.056, 0.157),
+    ("holdout20", 8, 0.809, 0.086, 0.14, 0.11),
+    ("holdout21", 8, 0.306, 0.183, 0.681, 0.222),
+    ("holdout22", 14, 0.874, 0.0, 0.121, 0.155),
+    ("holdout23", 13, 0.850, 0.037, 0.143, 0.155),
+    ("holdout24", 22, 0.830, 0.061, 0.209, 0.167),
+    ("holdout25", 23, 0.769, 0.0, 0.169, 0.171),
+    ("holdout26", 20, 0.850, 0.0, 0.11, 0.144),
+    ("holdout27", 20, 0.867, 0.0, 0.112, 0.146),
+    ("holdout28", 19, 0.875, 0.026, 0.108, 0.153),
+    ("holdout29", 23, 0.849, 0.046, 0.124, 0.161),
+    ("holdout30", 24, 0.840, 0.0, 0.146, 0.159),
+    ("holdout31", 25, 0.819, 0.05, 0.296, 0.149),
+    ("holdout32", 30, 0.848, 0.0, 0.136, 0.14),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = split_figures(split, f"h200_{split}.csv")
@@ -203,12 +204,12 @@ def test_the_readme_figures_hold_on_what_to_trust():
     assert min(row_sums) >= 0.67
 
 
-def test_nineteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
+def test_twenty_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
     """README and tutorial 04: holdout, holdout3, holdout4, holdout6, holdout7, holdout8, holdout14 to holdout16,
-    holdout19, holdout20, holdout22 to holdout24 and holdout26 to holdout30 meet the validation thresholds (rho >= 0.8,
-    picks <= 10 % / 25 % slow, time error <= 25 %); the other twelve do not (holdout31, scored blind, misses the picks'
-    p90). All 413 groups pooled meet them. Every set but holdout21 ranks 0.61-0.88 with its picks 0-9 % slow at the
-    median (tutorial 04)."""
+    holdout19, holdout20, holdout22 to holdout24, holdout26 to holdout30 and holdout32 meet the validation thresholds
+    (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other twelve do not (holdout31, scored blind,
+    misses the picks' p90). All 443 groups pooled meet them. Every set but holdout21 ranks 0.61-0.88 with its picks
+    0-9 % slow at the median (tutorial 04)."""
     scores, sets = held_out_scores()
     rest = [t for split, t in sets.items() if split != "holdout21"]
     assert 0.61 <= min(t["rho"] for t in rest) and max(t["rho"] for t in rest) < 0.885
@@ -217,10 +218,10 @@ def test_nineteen_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
             if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25}
     assert meet == {"holdout", "holdout3", "holdout4", "holdout6", "holdout7", "holdout8", "holdout14", "holdout15",
                     "holdout16", "holdout19", "holdout20", "holdout22", "holdout23", "holdout24", "holdout26",
-                    "holdout27", "holdout28", "holdout29", "holdout30"}
-    pooled = validate.summary(scores)  # README: the 413 groups pooled score 0.84 (0.54) / 0 % / 19 % / 16 %
-    assert len(scores) == 413 and validate.passes(pooled) and pooled["rho"] >= 0.835 and pooled["rho_p10"] >= 0.541
-    assert pooled["regret"] <= 0.0 and pooled["regret_p90"] <= 0.19 and pooled["mape"] <= 0.156
+                    "holdout27", "holdout28", "holdout29", "holdout30", "holdout32"}
+    pooled = validate.summary(scores)  # README: the 443 groups pooled score 0.84 (0.55) / 0 % / 18 % / 16 %
+    assert len(scores) == 443 and validate.passes(pooled) and pooled["rho"] >= 0.841 and pooled["rho_p10"] >= 0.554
+    assert pooled["regret"] <= 0.0 and pooled["regret_p90"] <= 0.181 and pooled["mape"] <= 0.156
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():

@@ -29,12 +29,13 @@ def _blind_scores(split: str, groups: int, configs: int, measured: int | None = 
 def test_the_readme_figures_hold_on_the_two_blind_sets():
     """README: holdout26 and holdout27, modeled before they ran and scored once (then 0.82 (0.54) / 0 % / 25.0 % / 15 %,
     holdout27 missing its picks' p90 by its fp32 column sums' pick), pooled 40 groups now score 0.82 (0.59) / 1.1 % /
-    20 % / 15 % with every overflow predicted, and each set meets every threshold on its own."""
+    20 % / 15 % with every overflow predicted (since stop 50, a squeezed loop that gathers waiting as its machine code
+    does: 0.86 (0.64) / 0 % / 11 % / 14 %), and each set meets every threshold on its own."""
     scores = {split: split_scores(split, validate.HELD_OUT[split]) for split in ("holdout26", "holdout27")}
     pooled = validate.summary(scores["holdout26"] + scores["holdout27"])
     assert pooled["groups"] == 40 and validate.passes(pooled) and pooled["overflows"] == 7
-    assert pooled["rho"] >= 0.823 and pooled["rho_p10"] >= 0.585 and pooled["regret"] <= 0.011
-    assert pooled["regret_p90"] <= 0.201 and pooled["mape"] <= 0.151
+    assert pooled["rho"] >= 0.855 and pooled["rho_p10"] >= 0.642 and pooled["regret"] <= 0.0
+    assert pooled["regret_p90"] <= 0.109 and pooled["mape"] <= 0.144
     assert all(validate.passes(validate.summary(mine)) for mine in scores.values())
 
 
@@ -44,15 +45,17 @@ def test_the_readme_figures_hold_on_the_third_blind_set():
     body's loads counted for unrolling (stop 45) the column sums' pick is the best config and the set scores
     0.83 (0.49) / 2.4 % / 22 % / 17 %, and with sampled programs' equal work no longer read as unequal (stop 46)
     0.84 (0.66) / 2.4 % / 18 % / 15 %, its GEMV's pick 47 % slow; since stop 49 (memory issue on a program's path,
-    loads scheduled apart past the compiler's register target) 0.86 (0.65) / 3.7 % / 19 % / 15 %. Every config that
-    ran has counters stored from before the timing."""
+    loads scheduled apart past the compiler's register target) 0.86 (0.65) / 3.7 % / 19 % / 15 %; since stop 50 (a
+    squeezed loop that gathers waits as its machine code does) 0.88 (0.73) / 2.4 % / 11 % / 15 %, the paged decode's
+    pick the best config. Every config that ran has counters stored from before the timing."""
     scores = _blind_scores("holdout28", 19, 335)
     total = validate.summary(list(scores.values()))
     assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
-    assert total["rho"] >= 0.855 and total["rho_p10"] >= 0.645 and total["regret"] <= 0.038
-    assert total["regret_p90"] <= 0.193 and total["mape"] <= 0.153
+    assert total["rho"] >= 0.876 and total["rho_p10"] >= 0.725 and total["regret"] <= 0.025
+    assert total["regret_p90"] <= 0.107 and total["mape"] <= 0.153
     slow = {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25}
-    assert slow == {"holdout28_decode_fp16_b16_h40_kv8_d128": 3.63, "holdout28_gemv_bf16_5120x5120": 0.47}
+    assert slow == {"holdout28_gemv_bf16_5120x5120": 0.47}
+    assert scores["holdout28_decode_fp16_b16_h40_kv8_d128"].regret == 0.0
     assert scores["holdout28_colsum_bf16_5000x5000"].regret == 0.0
 
 
@@ -62,12 +65,12 @@ def test_the_readme_figures_hold_on_the_fourth_blind_set():
     the rank correlation met, 3 of 3 overflows predicted; its fp32 column sums over 6,000 columns pick a config 2x
     slow, its GEMV one 28 % slow. Since stop 46: 0.78 (0.62) / 4.2 % / 20 % / 16 %; since stop 49 it meets every
     threshold, 0.88 (0.65) / 4.5 % / 12 % / 16 %, the column sums' pick the best config, the GEMV's still 28 % slow,
-    and the old unrolling rule scores it the same (but for the time error's p90). With the four blind sets pooled,
-    82 groups, every threshold is met."""
+    and the old unrolling rule scores it the same (but for the time error's p90); since stop 50 0.85 (0.68) / 4.5 % /
+    12 % / 16 %. With the four blind sets pooled, 82 groups, every threshold is met."""
     scores = _blind_scores("holdout29", 23, 406)
     total = validate.summary(list(scores.values()))
     assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
-    assert total["rho"] >= 0.879 and total["rho_p10"] >= 0.647 and total["regret"] <= 0.045
+    assert total["rho"] >= 0.85 and total["rho_p10"] >= 0.684 and total["regret"] <= 0.045
     assert total["regret_p90"] <= 0.123 and total["mape"] <= 0.16
     assert {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25} == {
         "holdout29_gemv_fp16_7168x3584": 0.28}
@@ -77,8 +80,8 @@ def test_the_readme_figures_hold_on_the_fourth_blind_set():
     assert pooled["groups"] == 82 and validate.passes(pooled) and pooled["overflows"] == 13
     old = validate.summary(split_scores("holdout29", validate.HELD_OUT["holdout29"], spec=old_unrolling()))
     assert all(old[key] == total[key] for key in ("rho", "rho_p10", "regret", "regret_p90", "mape"))
-    assert pooled["rho"] >= 0.853 and pooled["rho_p10"] >= 0.617 and pooled["regret"] <= 0.022
-    assert pooled["regret_p90"] <= 0.134 and pooled["mape"] <= 0.146
+    assert pooled["rho"] >= 0.857 and pooled["rho_p10"] >= 0.659 and pooled["regret"] <= 0.011
+    assert pooled["regret_p90"] <= 0.121 and pooled["mape"] <= 0.146
 
 
 def test_the_readme_figures_hold_on_what_counting_a_body_s_loads_moved():
@@ -86,12 +89,13 @@ def test_the_readme_figures_hold_on_what_counting_a_body_s_loads_moved():
     config (2.2x and 3.2x slow before) and the MoE combine of holdout21 and holdout25 configs 75-81 % slow (from 0 %).
     Since stop 49, where a body whose registers pass the compiler's target waits for its loads twice, unrolled or
     not, the rule moves none of those picks (each the best config either way); holdout's looped logsumexp still
-    picks one 15 % slow with it (0 % without); validation does not move."""
+    picks one 15 % slow with it (0 % without); validation does not move. Since stop 50, where a squeezed loop that
+    gathers waits 6-14 times, the MoE combines pick configs 37 %, 19 % and 29 % slow with it (0 % without)."""
     spec, before = validate.get_spec("h200"), old_unrolling()
     cases = {"holdout27_colsum_fp32_3000x7000": (0.0, 0.0), "holdout28_colsum_bf16_5000x5000": (0.0, 0.0),
-             "holdout21_moe_combine_bf16_4096x2048_k8": (0.0, 0.0),
-             "holdout21_moe_combine_shared_fp16_3000x4096_k4": (0.0, 0.0),
-             "holdout25_moe_combine_bf16_2048x4096_k8": (0.0, 0.0), "holdout_lse_fp32_4096x32000": (0.0, 0.15)}
+             "holdout21_moe_combine_bf16_4096x2048_k8": (0.0, 0.37),
+             "holdout21_moe_combine_shared_fp16_3000x4096_k4": (0.0, 0.19),
+             "holdout25_moe_combine_bf16_2048x4096_k8": (0.0, 0.29), "holdout_lse_fp32_4096x32000": (0.0, 0.15)}
     regrets = {}
     for split in ("holdout", "holdout21", "holdout25", "holdout27", "holdout28"):
         for group in validate.load(validate.DATA / validate.HELD_OUT[split], validate.DATA / "h200_counters.jsonl"):
@@ -115,20 +119,22 @@ def test_the_readme_figures_hold_on_the_fifth_blind_set():
     value, so they are left out as wrong); with stop 49's model the 22 groups score 0.83 (0.76) / 0 % / 21 % / 15 %,
     the logsumexp's pick 31 % slow and the decode's as before. At stop 50 its last two, GQA attention and A @ B^T,
     were timed (rho 0.82 and 0.86, both picks the best): all 24 score 0.83 (0.76) / 0 % / 20 % / 16 %, the five sets
-    pooled 0.85 (0.63) / 0 % / 18 % / 15 %."""
+    pooled 0.85 (0.63) / 0 % / 18 % / 15 %. Since stop 50 (a squeezed loop that gathers waits as its machine code
+    does) 0.84 (0.76) / 0 % / 14 % / 16 %, the decode's pick 6 % slow; the five sets pooled 0.85 (0.68) / 0 % / 12 % /
+    15 %."""
     scores = _blind_scores("holdout30", 24, 439)
     total = validate.summary(list(scores.values()))
     assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
-    assert total["rho"] >= 0.832 and total["rho_p10"] >= 0.76 and total["regret"] <= 0.0
-    assert total["regret_p90"] <= 0.205 and total["mape"] <= 0.158
+    assert total["rho"] >= 0.841 and total["rho_p10"] >= 0.764 and total["regret"] <= 0.0
+    assert total["regret_p90"] <= 0.145 and total["mape"] <= 0.158
     assert {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25} == {
-        "holdout30_decode_fp16_b24_h64_kv8_d128": 1.6, "holdout30_lse_fp32_3000x12000": 0.31}
+        "holdout30_lse_fp32_3000x12000": 0.31}
     blind = list(scores.values()) + sum((split_scores(split, validate.HELD_OUT[split])
                                          for split in ("holdout26", "holdout27", "holdout28", "holdout29")), [])
     pooled = validate.summary(blind)
     assert pooled["groups"] == 106 and validate.passes(pooled) and pooled["overflows"] == 16
-    assert pooled["rho"] >= 0.848 and pooled["rho_p10"] >= 0.627 and pooled["regret"] <= 0.0
-    assert pooled["regret_p90"] <= 0.182 and pooled["mape"] <= 0.149
+    assert pooled["rho"] >= 0.85 and pooled["rho_p10"] >= 0.677 and pooled["regret"] <= 0.0
+    assert pooled["regret_p90"] <= 0.122 and pooled["mape"] <= 0.149
 
 
 def test_the_readme_figures_hold_on_the_sixth_blind_set():
@@ -136,18 +142,48 @@ def test_the_readme_figures_hold_on_the_sixth_blind_set():
     modeled, its compile facts and machine code read without a GPU, all before any timing, then timed once and scored
     once: 0.82 (0.39) / 4.9 % / 28 % / 15 %, every threshold but the picks' p90 met, 3 of 3 overflows predicted; its
     Welford LayerNorm, column softmax and mean pooling pick configs 30 %, 72 % and 38 % slow. The six blind sets
-    pooled, 131 groups (holdout30 whole since stop 50), meet every threshold: 0.85 (0.60) / 2.0 % / 22 % / 15 %."""
+    pooled, 131 groups (holdout30 whole since stop 50), meet every threshold: 0.85 (0.60) / 2.0 % / 22 % / 15 %.
+    Since stop 50 (a squeezed loop that gathers waits as its machine code does) holdout31 scores 0.82 (0.39) / 4.9 % /
+    29 % / 15 %, its MoE combine's pick 28 % slow (15 % before), and the six sets pooled 0.85 (0.66) / 0 % / 18 % /
+    15 %."""
     scores = _blind_scores("holdout31", 25, 442)
     total = validate.summary(list(scores.values()))
     assert not validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
     assert total["rho"] >= 0.82 and total["rho_p10"] >= 0.385 and total["regret"] <= 0.049
-    assert 0.25 < total["regret_p90"] <= 0.276 and total["mape"] <= 0.148
+    assert 0.25 < total["regret_p90"] <= 0.295 and total["mape"] <= 0.148
     assert {case: round(s.regret, 2) for case, s in scores.items() if s.regret > 0.25} == {
         "holdout31_welford_layernorm_bf16_3000x12000": 0.3, "holdout31_column_softmax_fp16_1536x6000": 0.72,
-        "holdout31_mean_pool_fp16_b48_s1500_d2048": 0.38}
+        "holdout31_mean_pool_fp16_b48_s1500_d2048": 0.38, "holdout31_moe_combine_fp16_3000x3072_k6": 0.28}
     blind = list(scores.values()) + sum((split_scores(split, validate.HELD_OUT[split]) for split in (
         "holdout26", "holdout27", "holdout28", "holdout29", "holdout30")), [])
     pooled = validate.summary(blind)
     assert pooled["groups"] == 131 and validate.passes(pooled) and pooled["overflows"] == 19
-    assert pooled["rho"] >= 0.847 and pooled["rho_p10"] >= 0.6 and pooled["regret"] <= 0.021
-    assert pooled["regret_p90"] <= 0.218 and pooled["mape"] <= 0.148
+    assert pooled["rho"] >= 0.85 and pooled["rho_p10"] >= 0.657 and pooled["regret"] <= 0.0
+    assert pooled["regret_p90"] <= 0.18 and pooled["mape"] <= 0.148
+
+
+def test_the_readme_figures_hold_on_the_seventh_blind_set():
+    """README: holdout32, chosen at stop 50 with stop 49's model unchanged, modeled, its compile facts and machine code
+    read without a GPU, all before any timing, then timed once and scored once with that model: 0.84 (0.61) / 0 % /
+    22 % / 14 %, every threshold met, 3 of 3 overflows predicted, 0 configs that ran rejected; its two paged decodes
+    picked configs 2.8x and 2.7x slow. Stop 50's change (a squeezed loop that gathers waits as its machine code does)
+    was chosen after that score, so these are not blind: 0.85 (0.65) / 0 % / 13 % / 14 %, the decodes' picks 4 % and
+    10 % slow. The seven blind sets pooled, 161 groups: 0.85 (0.65) / 0 % / 15 % / 15 % (stop 49's model: 0.85 (0.61) /
+    0 % / 22 % / 15 %)."""
+    scores = _blind_scores("holdout32", 30, 533)
+    total = validate.summary(list(scores.values()))
+    assert validate.passes(total) and total["overflows"] == 3 and total["rejected_ok"] == 0
+    assert total["rho"] >= 0.849 and total["rho_p10"] >= 0.646 and total["regret"] <= 0.0
+    assert total["regret_p90"] <= 0.135 and total["mape"] <= 0.139
+    decodes = {case: round(s.regret, 2) for case, s in scores.items() if "decode" in case}
+    assert decodes == {"holdout32_decode_bf16_b40_h32_kv8_d128": 0.04, "holdout32_decode_fp16_b64_h16_kv4_d64": 0.1}
+    spec = validate.get_spec("h200")
+    stop49 = spec.replace(serialized_gather_waits={1: spec.serialized_load_waits})  # gathers waited as other loops
+    before = validate.summary(split_scores("holdout32", validate.HELD_OUT["holdout32"], spec=stop49))
+    assert validate.passes(before) and before["rho"] >= 0.841 and before["regret_p90"] <= 0.221
+    blind = list(scores.values()) + sum((split_scores(split, validate.HELD_OUT[split]) for split in (
+        "holdout26", "holdout27", "holdout28", "holdout29", "holdout30", "holdout31")), [])
+    pooled = validate.summary(blind)
+    assert pooled["groups"] == 161 and validate.passes(pooled) and pooled["overflows"] == 22
+    assert pooled["rho"] >= 0.85 and pooled["rho_p10"] >= 0.65 and pooled["regret"] <= 0.0
+    assert pooled["regret_p90"] <= 0.153 and pooled["mape"] <= 0.147
