@@ -28,9 +28,9 @@ twenty of them meet all four thresholds and all 443 groups pooled do; of the sev
 all and one misses only its picks' p90, 29 % for 25 %),
 worst where the GPU's compiler spills registers (the library's conv1d ranks its configs at 0.21, its pick 2.1x slow)
 or waits for a loop's loads one by one more often than the model expects (one warp of a looped argmax over
-2,048-wide blocks waits for each of its 16 loads in turn). Read a profile's counters (bytes, conflicts, requests) as exact and its times as
-estimates. The MTT S5000 and S4000 share
-the model with their own datasheet numbers but were not measured, so their times are less certain still.
+2,048-wide blocks waits for each of its 16 loads in turn). Read a profile's counters (bytes, conflicts,
+requests) as exact and its times as estimates. The MTT S5000 and S4000 share the model with their own datasheet
+numbers but were not measured, so their times are less certain still.
 
 Run: python tutorials/04_profiling.py [--small]   (WAVETILE_MACHINE=h200 to model another GPU)
 """
