@@ -1,8 +1,8 @@
 """The cost-model sweep's held-out cases: kernels and shapes measured on the GPU and scored once, at the end of
-the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", ..., "holdout32").
+the session that measured them, never fitted on (`Case.split` "holdout", "holdout2", ..., "holdout33").
 
 Each set's kernels and cases are a module of their own: holdout1.py (split "holdout"), holdout2.py, ...,
-holdout32.py. They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
+holdout33.py. They build on sweep_cases' helpers; sweep_cases.cases() lists them after its own.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from holdout29 import holdout29_cases
 from holdout30 import holdout30_cases
 from holdout31 import holdout31_cases
 from holdout32 import holdout32_cases
+from holdout33 import holdout33_cases
 from sweep_cases import Case
 
 
@@ -50,4 +51,4 @@ def heldout_cases() -> list[Case]:
             + holdout19_cases() + holdout20_cases() + holdout21_cases() + holdout22_cases()
             + holdout23_cases() + holdout24_cases() + holdout25_cases() + holdout26_cases()
             + holdout27_cases() + holdout28_cases() + holdout29_cases() + holdout30_cases()
-            + holdout31_cases() + holdout32_cases())
+            + holdout31_cases() + holdout32_cases() + holdout33_cases())
