@@ -65,7 +65,7 @@ THRESHOLDS = {"rho": 0.8, "regret": 0.10, "regret_p90": 0.25, "mape": 0.25}
 # 48 (21 of its 24 groups: the sweep's time budget ran out before the last three) and scored once, its logsumexp timed
 # at stop 49; holdout31 (both kinds) chosen at stop 49 after that stop's change, counters, compile facts and machine
 # code stored before any timing, measured and scored once
-HELD_OUT = {split: f"h200_{split}.csv" for split in ["holdout"] + [f"holdout{i}" for i in range(2, 33)]}
+HELD_OUT = {split: f"h200_{split}.csv" for split in ["holdout"] + [f"holdout{i}" for i in range(2, 34)]}
 
 
 @dataclass
@@ -294,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="sweep CSVs (default: h200_sweep.csv, and the held-out split's own CSV)")
     parser.add_argument("--modeled", type=Path, default=DATA / "h200_counters.jsonl")
     parser.add_argument("--split", choices=("calibration", "validation", *HELD_OUT, "all"), default="validation",
-                        help="holdout, holdout2..holdout32: kernels measured once and scored once, after the model was "
+                        help="holdout, holdout2..holdout33: kernels measured once and scored once, after the model was "
                              "built")
     parser.add_argument("--family", action="append", help="only these families")
     parser.add_argument("--case", action="append", help="only these groups")

@@ -23,9 +23,9 @@ simulator.validate`), the model orders a kernel's configs with a median rank cor
 groups and its pick is within 2 % of the best config in most groups (16 % slower for the worst tenth: matmuls, a paged
 decode); an absolute time is off by 15 % at the median. On new shapes of the kernels it was built with it
 holds up (the sixteenth and twenty-second held-out sets meet every threshold); on kernels it never saw it ranks less
-well (rank correlation 0.61-0.88 over thirty-one of thirty-two held-out sets, picks 0-9 % slow at the median;
-twenty of them meet all four thresholds and all 443 groups pooled do; of the seven sets scored blind six meet them
-all and one misses only its picks' p90, 29 % for 25 %),
+well (rank correlation 0.61-0.88 over thirty-two of thirty-three held-out sets, picks 0-9 % slow at the median;
+twenty-one of them meet all four thresholds and all 458 groups pooled do; of the eight sets scored blind seven meet
+them all and one misses only its picks' p90, 29 % for 25 %),
 worst where the GPU's compiler spills registers (the library's conv1d ranks its configs at 0.21, its pick 2.1x slow)
 or waits for a loop's loads one by one more often than the model expects (one warp of a looped argmax over
 2,048-wide blocks waits for each of its 16 loads in turn). Read a profile's counters (bytes, conflicts,

@@ -140,6 +140,7 @@ def test_the_readme_figures_hold_on_the_validation_split():
     ("holdout30", 24, 0.840, 0.0, 0.146, 0.159),
     ("holdout31", 25, 0.819, 0.05, 0.296, 0.149),
     ("holdout32", 30, 0.848, 0.0, 0.136, 0.14),
+    ("holdout33", 15, 0.819, 0.081, 0.183, 0.168),
 ])
 def test_the_readme_figures_hold_on_the_held_out_kernels(split, groups, rho, regret, regret_p90, mape):
     total = split_figures(split, f"h200_{split}.csv")
@@ -204,11 +205,12 @@ def test_the_readme_figures_hold_on_what_to_trust():
     assert min(row_sums) >= 0.67
 
 
-def test_twenty_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
+def test_twenty_one_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
     """README and tutorial 04: holdout, holdout3, holdout4, holdout6, holdout7, holdout8, holdout14 to holdout16,
-    holdout19, holdout20, holdout22 to holdout24, holdout26 to holdout30 and holdout32 meet the validation thresholds
+    holdout19, holdout20, holdout22 to holdout24, holdout26 to holdout30, holdout32 and holdout33 meet the validation
+    thresholds
     (rho >= 0.8, picks <= 10 % / 25 % slow, time error <= 25 %); the other twelve do not (holdout31, scored blind,
-    misses the picks' p90). All 443 groups pooled meet them. Every set but holdout21 ranks 0.61-0.88 with its picks
+    misses the picks' p90). All 458 groups pooled meet them. Every set but holdout21 ranks 0.61-0.88 with its picks
     0-9 % slow at the median (tutorial 04)."""
     scores, sets = held_out_scores()
     rest = [t for split, t in sets.items() if split != "holdout21"]
@@ -218,10 +220,10 @@ def test_twenty_held_out_sets_meet_every_threshold_and_all_groups_pooled_do():
             if t["rho"] >= 0.8 and t["regret"] <= 0.10 and t["regret_p90"] <= 0.25 and t["mape"] <= 0.25}
     assert meet == {"holdout", "holdout3", "holdout4", "holdout6", "holdout7", "holdout8", "holdout14", "holdout15",
                     "holdout16", "holdout19", "holdout20", "holdout22", "holdout23", "holdout24", "holdout26",
-                    "holdout27", "holdout28", "holdout29", "holdout30", "holdout32"}
-    pooled = validate.summary(scores)  # README: the 443 groups pooled score 0.84 (0.55) / 0 % / 18 % / 16 %
-    assert len(scores) == 443 and validate.passes(pooled) and pooled["rho"] >= 0.841 and pooled["rho_p10"] >= 0.554
-    assert pooled["regret"] <= 0.0 and pooled["regret_p90"] <= 0.181 and pooled["mape"] <= 0.156
+                    "holdout27", "holdout28", "holdout29", "holdout30", "holdout32", "holdout33"}
+    pooled = validate.summary(scores)  # README: the 458 groups pooled score 0.84 (0.55) / 0 % / 18 % / 16 %
+    assert len(scores) == 458 and validate.passes(pooled) and pooled["rho"] >= 0.841 and pooled["rho_p10"] >= 0.552
+    assert pooled["regret"] <= 0.0 and pooled["regret_p90"] <= 0.182 and pooled["mape"] <= 0.157
 
 
 def test_the_readme_figures_hold_on_holdout10s_atomics():
