@@ -315,8 +315,8 @@ class _PerProgram:
         self.main_loop = max(plain, key=lambda phase: phase.rounds * phase.bytes) if plain else None
         squeezed = counters.registers_per_thread > register_target(spec, num_warps)
         gathers = self.main_loop is not None and self.main_loop.chain > 1
-        self.loop_load_waits = counters.loop_load_waits or (
-            (gather_waits(spec, num_warps) if gathers else spec.serialized_load_waits) if squeezed else 0)
+        waits = gather_waits(spec, num_warps) if gathers else spec.serialized_load_waits
+        self.loop_load_waits = counters.loop_load_waits or (waits if squeezed else 0)
         # the L1's cycles for one program's loads (their tags and their data banks' wavefronts, whichever take
         # longer), and for one round of each phase: the program's, shared among its phases by the bytes they load
         self.l1_load_cycles = max(counters.load_lines / spec.l1_lines_per_clk,

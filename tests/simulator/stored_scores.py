@@ -13,6 +13,12 @@ def old_unrolling():
     return validate.get_spec("h200").replace(unroll_load_instructions=0.0, unroll_instructions=40.0)
 
 
+def uniform_gather_waits():
+    """The H200 spec as of stop 49: a squeezed loop that gathers waits as many times as any other loop."""
+    spec = validate.get_spec("h200")
+    return spec.replace(serialized_gather_waits={1: spec.serialized_load_waits})
+
+
 def split_scores(split: str, csv_name: str, compiled_registers: bool = False, compiled_waits: bool = False,
                  spec=None) -> list:
     """Each group's score in `split` of the sweep `csv_name`, modeled with `spec` (the H200's), optionally with

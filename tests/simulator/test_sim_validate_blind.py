@@ -4,7 +4,7 @@ be trusted')."""
 import json
 import sys
 
-from stored_scores import SWEEPS, old_unrolling, split_scores
+from stored_scores import SWEEPS, old_unrolling, split_scores, uniform_gather_waits
 
 from simulator import validate
 
@@ -177,9 +177,7 @@ def test_the_readme_figures_hold_on_the_seventh_blind_set():
     assert total["regret_p90"] <= 0.135 and total["mape"] <= 0.139
     decodes = {case: round(s.regret, 2) for case, s in scores.items() if "decode" in case}
     assert decodes == {"holdout32_decode_bf16_b40_h32_kv8_d128": 0.04, "holdout32_decode_fp16_b64_h16_kv4_d64": 0.1}
-    spec = validate.get_spec("h200")
-    stop49 = spec.replace(serialized_gather_waits={1: spec.serialized_load_waits})  # gathers waited as other loops
-    before = validate.summary(split_scores("holdout32", validate.HELD_OUT["holdout32"], spec=stop49))
+    before = validate.summary(split_scores("holdout32", validate.HELD_OUT["holdout32"], spec=uniform_gather_waits()))
     assert validate.passes(before) and before["rho"] >= 0.841 and before["regret_p90"] <= 0.221
     blind = list(scores.values()) + sum((split_scores(split, validate.HELD_OUT[split]) for split in (
         "holdout26", "holdout27", "holdout28", "holdout29", "holdout30", "holdout31")), [])
@@ -204,9 +202,7 @@ def test_the_readme_figures_hold_on_the_eighth_blind_set():
     decodes = {case: round(s.regret, 2) for case, s in scores.items() if "decode" in case}
     assert list(decodes.values()) == [0.08, 0.16, 0.0, 0.05]
     assert all(0.74 <= scores[case].rho <= 0.85 for case in decodes)
-    spec = validate.get_spec("h200")
-    stop49 = spec.replace(serialized_gather_waits={1: spec.serialized_load_waits})
-    before = {s.case: s for s in split_scores("holdout33", validate.HELD_OUT["holdout33"], spec=stop49)}
+    before = {s.case: s for s in split_scores("holdout33", validate.HELD_OUT["holdout33"], spec=uniform_gather_waits())}
     assert [round(before[case].regret, 2) for case in decodes] == [0.08, 1.47, 0.0, 1.24]
     assert not validate.passes(validate.summary(list(before.values())))
     blind = list(scores.values()) + sum((split_scores(split, validate.HELD_OUT[split]) for split in (
